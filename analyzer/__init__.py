@@ -1,0 +1,8 @@
+"""tf-analyze: turns a TensorFusion support bundle into a report, with no cluster."""
+
+from importlib.metadata import PackageNotFoundError, version
+
+try:
+    __version__ = version("tf-support")
+except PackageNotFoundError:  # running from a source tree that was never installed
+    __version__ = "0.0.0+source"

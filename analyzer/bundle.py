@@ -1,0 +1,252 @@
+"""The bundle reader: named accessors over one bundle, indexed once.
+
+Rules, reports and the emulator ask for data by name (objects of a resource, the logs of a
+container, the events of an object, the status of what was collected); only this module
+knows that the manifest maps those names to members.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import tf_support_schemas as schemas
+
+from .archive import DEFAULT_LIMITS, Limits, read_members
+from .errors import BundleError, ExitCode
+
+OK_STATUSES = ("ok", "truncated")
+
+
+@dataclass(frozen=True)
+class Log:
+    namespace: str
+    pod: str
+    container: str
+    previous: bool
+    status: str
+    message: str
+    lines: tuple[str, ...]
+
+    @property
+    def collected(self) -> bool:
+        # A missing previous log is an answer ("there was no previous run"), not a gap.
+        return self.status in OK_STATUSES or self.status == "not_found"
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """Whether the data for one resource/namespace was collected, and if not why."""
+
+    status: str  # a manifest status, or "not_collected"
+    message: str
+
+    @property
+    def ok(self) -> bool:
+        return self.status in OK_STATUSES
+
+
+def ref(obj: dict[str, Any]) -> str:
+    """The stable reference of an object: ``Kind/namespace/name`` or ``Kind/name``."""
+    meta = obj.get("metadata") or {}
+    ns = meta.get("namespace")
+    return (
+        f"{obj.get('kind', '?')}/{ns}/{meta.get('name')}"
+        if ns
+        else f"{obj.get('kind')}/{meta.get('name')}"
+    )
+
+
+class Bundle:
+    """One bundle, read and validated; every accessor is a lookup in an index."""
+
+    def __init__(self, manifest: dict[str, Any], members: dict[str, bytes], source: str) -> None:
+        self.manifest = manifest
+        self.source = source
+        self.artifacts: list[dict[str, Any]] = manifest["artifacts"]
+        self._members = members
+        self._objects: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+        self._by_kind_name: dict[tuple[str, str, str], dict[str, Any]] = {}
+        self._events: dict[tuple[str, str, str], list[dict[str, Any]]] = defaultdict(list)
+        self._logs: dict[tuple[str, str, str, bool], Log] = {}
+        self._index()
+
+    # ------------------------------------------------------------------ loading
+    @classmethod
+    def open(cls, path: Path, limits: Limits = DEFAULT_LIMITS) -> Bundle:
+        members = read_members(path, limits)
+        raw = members.pop("manifest.json", None)
+        if raw is None:
+            raise BundleError(
+                f"{path}: no manifest.json: not a tf-collect bundle", ExitCode.MANIFEST
+            )
+        try:
+            manifest = json.loads(raw)
+        except ValueError as exc:
+            raise BundleError(
+                f"{path}: manifest.json is not valid JSON ({exc})", ExitCode.MANIFEST
+            ) from exc
+        if not isinstance(manifest, dict):
+            raise BundleError(f"{path}: manifest.json is not a JSON object", ExitCode.MANIFEST)
+        version = manifest.get("format_version")
+        if version != schemas.FORMAT_VERSION:
+            raise BundleError(
+                f"{path}: bundle format_version {version!r} is not supported "
+                f"(this tf-analyze reads {schemas.FORMAT_VERSION}); upgrade tf-support",
+                ExitCode.UNSUPPORTED,
+            )
+        problems = schemas.errors("manifest", manifest)
+        if problems:
+            raise BundleError(f"{path}: manifest.json is invalid: {problems[0]}", ExitCode.MANIFEST)
+        return cls(manifest, members, str(path))
+
+    def _member(self, name: str) -> bytes:
+        try:
+            return self._members[name]
+        except KeyError:
+            raise BundleError(
+                f"{self.source}: manifest names member {name!r}, which is not in the bundle",
+                ExitCode.MANIFEST,
+            ) from None
+
+    def _index(self) -> None:
+        seen: set[str] = set()
+        for art in self.artifacts:
+            if art["type"] == "objects" and art["status"] in OK_STATUSES:
+                for path in art.get("paths", []):
+                    if path in seen:
+                        continue
+                    seen.add(path)
+                    self._index_objects(art, path)
+            elif art["type"] == "log":
+                self._index_log(art)
+        for items in self._objects.values():
+            items.sort(
+                key=lambda o: (o["metadata"].get("namespace", ""), o["metadata"].get("name", ""))
+            )
+
+    def _index_objects(self, art: dict[str, Any], path: str) -> None:
+        try:
+            listing = json.loads(self._member(path))
+        except ValueError as exc:
+            raise BundleError(
+                f"{self.source}: {path} is not valid JSON ({exc})", ExitCode.MANIFEST
+            ) from exc
+        items = listing.get("items") if isinstance(listing, dict) else None
+        if not isinstance(items, list):
+            raise BundleError(f"{self.source}: {path} is not a Kubernetes List", ExitCode.MANIFEST)
+        key = (art.get("group", ""), art["resource"])
+        for obj in items:
+            if not isinstance(obj, dict) or not isinstance(obj.get("metadata"), dict):
+                continue
+            obj.setdefault("kind", art.get("kind", ""))
+            self._objects[key].append(obj)
+            meta = obj["metadata"]
+            self._by_kind_name[(obj["kind"], meta.get("namespace", ""), meta.get("name", ""))] = obj
+            if obj["kind"] == "Event":
+                inv = obj.get("involvedObject") or obj.get("regarding") or {}
+                self._events[
+                    (inv.get("kind", ""), inv.get("namespace", ""), inv.get("name", ""))
+                ].append(obj)
+
+    def _index_log(self, art: dict[str, Any]) -> None:
+        lines: tuple[str, ...] = ()
+        if art["status"] in OK_STATUSES and art.get("paths"):
+            text = self._member(art["paths"][0]).decode("utf-8", errors="replace")
+            lines = tuple(text.splitlines())
+        log = Log(
+            art["namespace"],
+            art["pod"],
+            art["container"],
+            bool(art.get("previous")),
+            art["status"],
+            art.get("message", ""),
+            lines,
+        )
+        self._logs[(log.namespace, log.pod, log.container, log.previous)] = log
+
+    # ------------------------------------------------------------------ accessors
+    @property
+    def tf_namespace(self) -> str:
+        return self.manifest["tensorfusion"]["namespace"]
+
+    def resources(self) -> list[tuple[str, str]]:
+        return sorted(self._objects)
+
+    def objects(
+        self,
+        resource: str,
+        *,
+        group: str = "",
+        namespace: str | None = None,
+        labels: str | None = None,
+        fields: str | None = None,
+    ) -> list[dict[str, Any]]:
+        """Objects of a resource; `labels`/`fields` use Kubernetes selector syntax."""
+        from .emulator.selectors import parse_field_selector, parse_label_selector
+
+        items = self._objects.get((group, resource), [])
+        if namespace is not None:
+            items = [o for o in items if o["metadata"].get("namespace") == namespace]
+        if labels:
+            sel = parse_label_selector(labels)
+            items = [o for o in items if sel.matches(o["metadata"].get("labels") or {})]
+        if fields:
+            fsel = parse_field_selector(fields)
+            items = [o for o in items if fsel.matches(o)]
+        return items
+
+    def get(self, kind: str, name: str, namespace: str = "") -> dict[str, Any] | None:
+        return self._by_kind_name.get((kind, namespace, name))
+
+    def events_for(self, obj: dict[str, Any]) -> list[dict[str, Any]]:
+        meta = obj.get("metadata") or {}
+        found = self._events.get(
+            (obj.get("kind", ""), meta.get("namespace", ""), meta.get("name", "")), []
+        )
+        return sorted(found, key=_event_time)
+
+    def log(self, namespace: str, pod: str, container: str, previous: bool = False) -> Log | None:
+        return self._logs.get((namespace, pod, container, previous))
+
+    def logs(self) -> list[Log]:
+        return [self._logs[k] for k in sorted(self._logs)]
+
+    def coverage(self, resource: str, *, group: str = "", namespace: str | None = None) -> Coverage:
+        """Was `resource` (in `namespace`, or everywhere) collected? The reason if not."""
+        relevant = [
+            a
+            for a in self.artifacts
+            if a["type"] == "objects"
+            and a.get("resource") == resource
+            and a.get("group", "") == group
+            and (namespace is None or a.get("namespace") in (None, namespace))
+        ]
+        good = [a for a in relevant if a["status"] in OK_STATUSES]
+        if good:
+            return Coverage("ok", "")
+        if not relevant:
+            where = f" in {namespace}" if namespace else ""
+            return Coverage(
+                "not_collected", f"{_display(resource, group)}{where} was not collected"
+            )
+        worst = relevant[0]
+        where = f" in {worst['namespace']}" if worst.get("namespace") else ""
+        return Coverage(
+            worst["status"],
+            f"{_display(resource, group)}{where}: {worst['status']} ({worst.get('message', '')})",
+        )
+
+    def failed_artifacts(self) -> list[dict[str, Any]]:
+        return [a for a in self.artifacts if a["status"] not in (*OK_STATUSES, "not_found")]
+
+
+def _display(resource: str, group: str) -> str:
+    return f"{resource}.{group}" if group else resource
+
+
+def _event_time(ev: dict[str, Any]) -> str:
+    return str(ev.get("lastTimestamp") or ev.get("eventTime") or ev.get("firstTimestamp") or "")

@@ -1,0 +1,110 @@
+"""tf-analyze: the thin command line over `analyzer.run` and `analyzer.serve`."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from . import __version__
+from .errors import AnalyzerError, ExitCode
+from .i18n import default_lang
+from .report import FORMATS
+from .results import SEVERITIES
+from .run import AnalyzeOptions, run_analysis
+from .terminal import summary_lines
+
+
+@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("bundle", type=click.Path(path_type=Path))
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(FORMATS),
+    help="Write a report in this format (to -o FILE, or standard output).",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Report file (default: standard output).",
+)
+@click.option(
+    "--lang", type=click.Choice(["en", "zh"]), help="Report language (default: from LC_ALL/LANG)."
+)
+@click.option(
+    "--rules",
+    "rules_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Use the rules in this directory instead of the shipped ones.",
+)
+@click.option(
+    "--fail-on",
+    type=click.Choice(SEVERITIES[:3]),
+    help="Exit 1 when a finding is at least this severe (for CI).",
+)
+@click.option(
+    "--serve", is_flag=True, help="Serve the bundle as a read-only Kubernetes API for kubectl."
+)
+@click.option(
+    "--port",
+    default=0,
+    type=click.IntRange(0, 65535),
+    help="Port for --serve (default: any free port).",
+)
+@click.option(
+    "--kubeconfig-out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Where --serve writes its kubeconfig (default: ./tf-bundle.kubeconfig).",
+)
+@click.version_option(__version__, prog_name="tf-analyze")
+def main(
+    bundle: Path,
+    fmt: str | None,
+    output: Path | None,
+    lang: str | None,
+    rules_dir: Path | None,
+    fail_on: str | None,
+    serve: bool,
+    port: int,
+    kubeconfig_out: Path | None,
+) -> None:
+    """Analyze a TensorFusion support BUNDLE (.tar.zst or unpacked directory), offline."""
+    try:
+        if serve:
+            from .serve import serve_bundle
+
+            serve_bundle(
+                bundle,
+                port=port,
+                kubeconfig=kubeconfig_out or Path("tf-bundle.kubeconfig"),
+                announce=lambda line: click.echo(line, err=True),
+            )
+            return
+        if output is not None and fmt is None:
+            fmt = {".md": "md", ".html": "html", ".htm": "html", ".json": "json"}.get(output.suffix)
+            if fmt is None:
+                raise click.UsageError("cannot tell the format from -o; add --format md|html|json")
+        opts = AnalyzeOptions(
+            bundle=bundle,
+            fmt=fmt,
+            output=output,
+            lang=lang or default_lang(),
+            rules_dir=rules_dir,
+            fail_on=fail_on,
+        )
+        result = run_analysis(opts)
+    except AnalyzerError as exc:
+        click.echo(f"tf-analyze: {exc}", err=True)
+        sys.exit(int(exc.exit_code))
+    if result.rendered is not None and result.written is None:
+        click.echo(result.rendered, nl=False)
+        stream_summary = True
+    else:
+        stream_summary = False
+    for line in summary_lines(result.report):
+        click.echo(line, err=stream_summary)
+    if result.written is not None:
+        click.echo(f"Report: {result.written}", err=stream_summary)
+    sys.exit(int(ExitCode.FINDINGS if result.fails(fail_on) else ExitCode.OK))

@@ -1,0 +1,84 @@
+"""An in-memory picture of a cluster: what the emulator serves.
+
+Both a scenario source (readable YAML written by hand) and a collected bundle become a
+`ClusterData`, so the emulator, `tf-analyze --serve` and the tests share one server.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class ResourceType:
+    """One API resource as discovery describes it."""
+
+    group: str  # "" for the core group
+    version: str
+    resource: str  # plural, as in the URL
+    kind: str
+    namespaced: bool
+    singular: str = ""
+    short_names: tuple[str, ...] = ()
+    verbs: tuple[str, ...] = ("get", "list")
+    # CRD additionalPrinterColumns ({name, type, jsonPath, priority?, format?}); empty for
+    # built-ins, whose tables the emulator prints itself.
+    printer_columns: tuple[dict[str, Any], ...] = ()
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.group, self.resource)
+
+
+@dataclass(frozen=True)
+class LogKey:
+    namespace: str
+    pod: str
+    container: str
+    previous: bool = False
+
+
+@dataclass
+class ClusterData:
+    """Objects by resource, container logs and the server version of one cluster."""
+
+    types: dict[tuple[str, str], ResourceType] = field(default_factory=dict)
+    # (group, resource) -> full objects, each with apiVersion and kind set.
+    objects: dict[tuple[str, str], list[dict[str, Any]]] = field(default_factory=dict)
+    logs: dict[LogKey, str] = field(default_factory=dict)
+    server_version: dict[str, str] = field(
+        default_factory=lambda: {"major": "1", "minor": "30", "gitVersion": "v1.30.4"}
+    )
+
+    def add_type(self, rtype: ResourceType) -> None:
+        self.types[rtype.key] = rtype
+        self.objects.setdefault(rtype.key, [])
+
+    def type_for_kind(self, api_version: str, kind: str) -> ResourceType | None:
+        for rtype in self.types.values():
+            if rtype.kind == kind and rtype.api_version == api_version:
+                return rtype
+        return None
+
+    def add_object(self, obj: dict[str, Any]) -> None:
+        """Add or replace an object (identity: group, kind, namespace, name)."""
+        rtype = self.type_for_kind(obj.get("apiVersion", ""), obj.get("kind", ""))
+        if rtype is None:
+            raise ValueError(
+                f"no resource type for {obj.get('apiVersion')}/{obj.get('kind')} "
+                f"({obj.get('metadata', {}).get('name')})"
+            )
+        items = self.objects.setdefault(rtype.key, [])
+        meta = obj.get("metadata", {})
+        ident = (meta.get("namespace", ""), meta.get("name"))
+        for i, old in enumerate(items):
+            om = old.get("metadata", {})
+            if (om.get("namespace", ""), om.get("name")) == ident:
+                items[i] = obj
+                return
+        items.append(obj)

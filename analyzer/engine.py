@@ -1,0 +1,340 @@
+"""Evaluating rules on a bundle. One failing rule never stops the others.
+
+A rule sees only named data from the bundle reader: its subjects (`for_each`), the data
+bound in `with`, and `tf` (namespace, release, version). Data that was not collected makes
+the rule *skipped* with the reason, never *passed*.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import cel
+import jinja2
+
+from .bundle import Bundle, ref
+from .results import Analysis, Finding, RuleResult
+from .rules import LANGS, TEXT_FIELDS, Expr, Rule
+
+_QUANTITY = re.compile(r"^([+-]?[0-9.]+(?:[eE][+-]?[0-9]+)?)([a-zA-Z]*)$")
+_SUFFIX = {
+    "": 1,
+    "n": 1e-9,
+    "u": 1e-6,
+    "m": 1e-3,
+    "k": 1e3,
+    "M": 1e6,
+    "G": 1e9,
+    "T": 1e12,
+    "P": 1e15,
+    "Ki": 2**10,
+    "Mi": 2**20,
+    "Gi": 2**30,
+    "Ti": 2**40,
+    "Pi": 2**50,
+}
+
+
+class RuleEvalError(Exception):
+    pass
+
+
+class _Unavailable(Exception):
+    """Data a subject needs was not collected; the message says which and why."""
+
+
+def quantity(value: Any) -> float:
+    """A Kubernetes quantity ("80Gi", "165160m", 71) as a number."""
+    if isinstance(value, (int, float)):
+        return float(value)
+    match = _QUANTITY.match(str(value).strip())
+    if not match or match.group(2) not in _SUFFIX:
+        raise RuleEvalError(f"not a quantity: {value!r}")
+    return float(match.group(1)) * _SUFFIX[match.group(2)]
+
+
+def dig(obj: Any, path: str, default: Any = None) -> Any:
+    """obj at a dotted path ("status.phase"), or default where any step is missing."""
+    cur = obj
+    for part in path.split("."):
+        if isinstance(cur, dict) and part in cur:
+            cur = cur[part]
+        elif isinstance(cur, list) and part.isdigit() and int(part) < len(cur):
+            cur = cur[int(part)]
+        else:
+            return default
+    return cur
+
+
+def annotation(obj: Any, key: str) -> str:
+    """metadata.annotations[key], or "" when absent (keys contain dots, so dig cannot)."""
+    return str((dig(obj, "metadata.annotations", {}) or {}).get(key, ""))
+
+
+def label(obj: Any, key: str) -> str:
+    return str((dig(obj, "metadata.labels", {}) or {}).get(key, ""))
+
+
+def _max(values: list[Any], default: Any = 0.0) -> Any:
+    return max(values) if values else default
+
+
+def _min(values: list[Any], default: Any = 0.0) -> Any:
+    return min(values) if values else default
+
+
+CEL_FUNCTIONS = {
+    "quantity": quantity,
+    "dig": dig,
+    "annotation": annotation,
+    "label": label,
+    "max": _max,
+    "min": _min,
+}
+
+
+@dataclass(frozen=True)
+class Scope:
+    """Where a namespace spec points: 'tf', 'all' or a literal."""
+
+    bundle: Bundle
+
+    def namespace(self, spec: str | None) -> str | None:
+        if spec in (None, "all"):
+            return None
+        if spec == "tf":
+            return self.bundle.tf_namespace
+        return spec
+
+
+def split_resource(resource: str) -> tuple[str, str]:
+    name, _, group = resource.partition(".")
+    return name, group
+
+
+def analyze(bundle: Bundle, rules: list[Rule]) -> Analysis:
+    from .ranking import rank
+
+    tf = {
+        "namespace": bundle.tf_namespace,
+        "release": bundle.manifest["tensorfusion"]["release"],
+        "version": bundle.manifest["tensorfusion"].get("version") or "",
+    }
+    results = [evaluate(rule, bundle, tf) for rule in rules]
+    findings = [f for r in results for f in r.findings]
+    return Analysis(
+        bundle=summary(bundle),
+        results=results,
+        roots=rank(findings),
+        collection_gaps=bundle.failed_artifacts(),
+    )
+
+
+def summary(bundle: Bundle) -> dict[str, Any]:
+    m = bundle.manifest
+    return {
+        "source": bundle.source,
+        "created_at": m["created_at"],
+        "tool_version": m["tool"]["version"],
+        "server_version": m["cluster"].get("server_version"),
+        "context": m["cluster"].get("context"),
+        "tf_namespace": m["tensorfusion"]["namespace"],
+        "tf_release": m["tensorfusion"]["release"],
+        "tf_version": m["tensorfusion"].get("version"),
+        "artifacts": len(m["artifacts"]),
+    }
+
+
+def evaluate(rule: Rule, bundle: Bundle, tf: dict[str, Any]) -> RuleResult:
+    result = RuleResult(rule.id, rule.manual, rule.severity, rule.section, "passed")
+    scope = Scope(bundle)
+    try:
+        shared = _shared_bindings(rule, bundle, scope)
+        subjects = _subjects(rule, bundle, scope)
+    except _Unavailable as exc:
+        result.outcome, result.reason = "skipped", str(exc)
+        return result
+    gaps: list[str] = []
+    errors: list[str] = []
+    for subject in subjects:
+        try:
+            env = {"tf": tf, **shared}
+            if rule.subject:
+                env[rule.subject] = subject
+            env.update(_subject_bindings(rule, bundle, subject))
+            finding = _evaluate_one(rule, env, subject)
+        except _Unavailable as exc:
+            gaps.append(str(exc))
+            continue
+        except RuleEvalError as exc:
+            errors.append(f"{_subject_ref(subject)}: {exc}")
+            continue
+        if finding is not None:
+            result.findings.append(finding)
+    if result.findings:
+        result.outcome = "fired"
+        result.reason = "; ".join(errors[:3])
+    elif errors:
+        result.outcome, result.reason = "error", "; ".join(errors[:3])
+    elif gaps:
+        result.outcome, result.reason = "skipped", "; ".join(sorted(set(gaps))[:3])
+    return result
+
+
+def _subject_ref(subject: dict[str, Any] | None) -> str:
+    return ref(subject) if subject else "(bundle)"
+
+
+def _subjects(rule: Rule, bundle: Bundle, scope: Scope) -> list[dict[str, Any] | None]:
+    if not rule.for_each:
+        return [None]
+    spec = rule.for_each
+    resource, group = split_resource(spec["resource"])
+    ns = scope.namespace(spec.get("namespace"))
+    cov = bundle.coverage(resource, group=group, namespace=ns)
+    if not cov.ok:
+        raise _Unavailable(cov.message)
+    return list(
+        bundle.objects(
+            resource,
+            group=group,
+            namespace=ns,
+            labels=spec.get("labels"),
+            fields=spec.get("fields"),
+        )
+    )
+
+
+def _shared_bindings(rule: Rule, bundle: Bundle, scope: Scope) -> dict[str, Any]:
+    bound: dict[str, Any] = {}
+    for name, spec in rule.bindings.items():
+        if "objects" not in spec:
+            continue
+        resource, group = split_resource(spec["objects"])
+        ns = scope.namespace(spec.get("namespace"))
+        cov = bundle.coverage(resource, group=group, namespace=ns)
+        if not cov.ok and not spec.get("optional"):
+            raise _Unavailable(cov.message)
+        bound[name] = bundle.objects(
+            resource,
+            group=group,
+            namespace=ns,
+            labels=spec.get("labels"),
+            fields=spec.get("fields"),
+        )
+    return bound
+
+
+def _subject_bindings(rule: Rule, bundle: Bundle, subject: dict[str, Any] | None) -> dict[str, Any]:
+    bound: dict[str, Any] = {}
+    for name, spec in rule.bindings.items():
+        if "logs" in spec:
+            bound[name] = _log_lines(bundle, subject or {}, spec)
+        elif "events_for" in spec:
+            ns = (subject or {}).get("metadata", {}).get("namespace")
+            cov = bundle.coverage("events", namespace=ns)
+            if not cov.ok:
+                raise _Unavailable(cov.message)
+            bound[name] = bundle.events_for(subject or {})
+    return bound
+
+
+def _log_lines(bundle: Bundle, pod: dict[str, Any], spec: dict[str, Any]) -> list[str]:
+    meta = pod.get("metadata", {})
+    ns, name = meta.get("namespace", ""), meta.get("name", "")
+    present = [c.get("name") for c in (pod.get("spec") or {}).get("containers", [])]
+    present += [c.get("name") for c in (pod.get("spec") or {}).get("initContainers", [])]
+    wanted = [c for c in spec.get("containers", present) if c in present]
+    prev = spec.get("previous", False)
+    which = [True, False] if prev == "both" else [bool(prev)]
+    tail = spec.get("tail")
+    lines: list[str] = []
+    for container in wanted:
+        for previous in which:
+            log = bundle.log(ns, name, container, previous)
+            if log is None:
+                if previous:
+                    continue  # never attempted: the container had not restarted
+                raise _Unavailable(f"logs of {ns}/{name}/{container} were not collected")
+            if not log.collected:
+                raise _Unavailable(
+                    f"logs of {ns}/{name}/{container}{' (previous)' if previous else ''}: "
+                    f"{log.status} ({log.message})"
+                )
+            chunk = list(log.lines)
+            lines.extend(chunk[-tail:] if tail else chunk)
+    return lines
+
+
+def _run(expr: Expr, env: dict[str, Any]) -> Any:
+    ctx = cel.Context()
+    for name in expr.names():
+        if name in env:
+            ctx.add_variable(name, env[name])
+    for fname in expr.names() & CEL_FUNCTIONS.keys():
+        ctx.add_function(fname, CEL_FUNCTIONS[fname])
+    try:
+        return expr.program.execute(ctx)
+    except RuleEvalError:
+        raise
+    except Exception as exc:  # the CEL runtime raises several builtin types
+        raise RuleEvalError(f"{expr.where}: {type(exc).__name__}: {exc}") from exc
+
+
+def _evaluate_one(
+    rule: Rule, env: dict[str, Any], subject: dict[str, Any] | None
+) -> Finding | None:
+    fired = _run(rule.when, env)
+    if not isinstance(fired, bool):
+        raise RuleEvalError(f"when: must be true or false, got {type(fired).__name__}")
+    if not fired:
+        return None
+    evidence: list[str] = []
+    for expr in rule.evidence:
+        value = _run(expr, env)
+        items = value if isinstance(value, list) else [value]
+        evidence.extend(str(v) for v in items if v not in (None, ""))
+    values = {name: _plain(_run(expr, env)) for name, expr in rule.vars.items()}
+    meta = (subject or {}).get("metadata", {})
+    context = {
+        **values,
+        "tf": env["tf"],
+        "object": {
+            "kind": (subject or {}).get("kind", ""),
+            "name": meta.get("name", ""),
+            "namespace": meta.get("namespace", ""),
+            "ref": ref(subject) if subject else "",
+        },
+    }
+    try:
+        texts = {
+            f: {lang: rule.texts[f][lang].render(context) for lang in LANGS} for f in TEXT_FIELDS
+        }
+        commands = [t.render(context) for t in rule.commands]
+    except jinja2.TemplateError as exc:
+        raise RuleEvalError(f"text: {exc}") from exc
+    return Finding(
+        rule_id=rule.id,
+        manual=rule.manual,
+        severity=rule.severity,
+        section=rule.section,
+        objects=[ref(subject)] if subject else [],
+        evidence=evidence,
+        texts=texts,
+        commands=commands,
+        vars=values,
+        consequence_of=rule.consequence_of,
+    )
+
+
+def _plain(value: Any) -> Any:
+    """CEL results as plain JSON-able Python values."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    return str(value)

@@ -1,0 +1,69 @@
+"""What an analysis produces: rule outcomes, findings, and their root-cause order."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+SEVERITIES = ("critical", "error", "warning", "info")
+OUTCOMES = ("fired", "passed", "skipped", "error")
+
+
+def severity_rank(severity: str) -> int:
+    return SEVERITIES.index(severity)
+
+
+@dataclass
+class Finding:
+    rule_id: str
+    manual: tuple[str, ...]
+    severity: str
+    section: str
+    objects: list[str]  # "Kind/namespace/name" refs
+    evidence: list[str]
+    texts: dict[str, dict[str, str]]  # field -> lang -> rendered text
+    commands: list[str]
+    vars: dict[str, Any]
+    consequence_of: tuple[str, ...] = ()
+    children: list[Finding] = field(default_factory=list)
+    caused_by: str | None = None  # the id of the root finding this one nests under
+
+    @property
+    def id(self) -> str:
+        return f"{self.rule_id}@{','.join(self.objects) or '-'}"
+
+    def sort_key(self) -> tuple[int, str, str]:
+        return (severity_rank(self.severity), self.rule_id, ",".join(self.objects))
+
+
+@dataclass
+class RuleResult:
+    rule_id: str
+    manual: tuple[str, ...]
+    severity: str
+    section: str
+    outcome: str  # fired | passed | skipped | error
+    reason: str = ""
+    findings: list[Finding] = field(default_factory=list)
+
+
+@dataclass
+class Analysis:
+    bundle: dict[str, Any]  # summary of the manifest the report shows
+    results: list[RuleResult]
+    roots: list[Finding]  # root causes in rank order, consequences nested in `children`
+    collection_gaps: list[dict[str, Any]]  # artifacts that could not be collected
+
+    def findings(self) -> list[Finding]:
+        out: list[Finding] = []
+        for root in self.roots:
+            out.append(root)
+            out.extend(root.children)
+        return out
+
+    def by_outcome(self, outcome: str) -> list[RuleResult]:
+        return [r for r in self.results if r.outcome == outcome]
+
+    def worst_severity(self) -> str | None:
+        sev = [f.severity for f in self.findings()]
+        return min(sev, key=severity_rank) if sev else None

@@ -1,0 +1,192 @@
+"""Loading rules: one YAML file per rule, discovered from a directory, validated strictly.
+
+Every CEL expression is compiled and every text template parsed at load time, so a broken
+rule stops the run with a message naming its file and field instead of failing later.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import cel
+import jinja2
+import tf_support_schemas as schemas
+import yaml
+from jinja2 import meta as jinja_meta
+from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+from .errors import RuleLoadError
+from .manual import load_manual
+
+Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+LANGS = ("en", "zh")
+TEXT_FIELDS = ("title", "explanation", "fix")
+# Names every expression and template may use besides the rule's own.
+GLOBAL_NAMES = frozenset({"tf"})
+
+_MACRO_VAR = re.compile(r"\.(?:all|exists|exists_one|map|filter)\(\s*([A-Za-z_][A-Za-z0-9_]*)\s*,")
+
+TEMPLATES = ImmutableSandboxedEnvironment(
+    undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=False
+)
+
+
+@dataclass(frozen=True)
+class Expr:
+    """A compiled CEL expression and where it came from (for error messages)."""
+
+    where: str
+    source: str
+    program: Any
+
+    def names(self) -> set[str]:
+        refs = self.program.references()
+        return set(refs.get("variables", [])) | set(refs.get("functions", []))
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    path: str
+    manual: tuple[str, ...]
+    severity: str
+    section: str
+    texts: dict[str, dict[str, jinja2.Template]]  # field -> lang -> template
+    commands: tuple[jinja2.Template, ...]
+    for_each: dict[str, Any] | None
+    bindings: dict[str, dict[str, Any]]
+    when: Expr
+    evidence: tuple[Expr, ...]
+    vars: dict[str, Expr]
+    consequence_of: tuple[str, ...]
+    raw: dict[str, Any] = field(repr=False, compare=False, default_factory=dict)
+
+    @property
+    def subject(self) -> str | None:
+        return self.for_each["as"] if self.for_each else None
+
+
+def default_rules_dir() -> Path:
+    return Path(str(resources.files("tf_support_rules")))
+
+
+def load_rules(directory: Path | None = None) -> list[Rule]:
+    """Every rule under `directory` (default: the shipped rules), sorted by id."""
+    root = directory or default_rules_dir()
+    if not root.is_dir():
+        raise RuleLoadError(f"rules directory {root} does not exist")
+    files = sorted(
+        p
+        for p in root.rglob("*.yaml")
+        if not any(part.startswith(("_", ".")) for part in p.relative_to(root).parts)
+    )
+    if not files:
+        raise RuleLoadError(f"no rules (*.yaml) found in {root}")
+    rules = [load_rule(p, root) for p in files]
+    ids = [r.id for r in rules]
+    dupes = sorted({i for i in ids if ids.count(i) > 1})
+    if dupes:
+        raise RuleLoadError(f"duplicate rule ids: {', '.join(dupes)}")
+    return sorted(rules, key=lambda r: r.id)
+
+
+def load_rule(path: Path, root: Path) -> Rule:
+    rel = path.relative_to(root).as_posix()
+    try:
+        data = yaml.load(path.read_text("utf-8"), Loader=Loader)
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        raise RuleLoadError(f"{rel}: not valid YAML: {_first_line(exc)}") from exc
+    problems = schemas.errors("rule", data)
+    if problems:
+        raise RuleLoadError(f"{rel}: {problems[0]}")
+    expected_id = rel.removesuffix(".yaml")
+    if data["id"] != expected_id:
+        raise RuleLoadError(f"{rel}: id: {data['id']!r} must match the file name ({expected_id!r})")
+    manual = load_manual()
+    for key in data["manual"]:
+        if key not in manual.rows:
+            raise RuleLoadError(f"{rel}: manual: unknown manual row key {key!r}")
+    for key in data.get("consequence_of", []):
+        if key not in manual.rows and key not in manual.sections:
+            raise RuleLoadError(f"{rel}: consequence_of: unknown manual key or section {key!r}")
+
+    for_each = data.get("for_each")
+    bindings = data.get("with", {})
+    scope = set(GLOBAL_NAMES) | set(bindings)
+    if for_each:
+        scope.add(for_each["as"])
+    for name, binding in bindings.items():
+        target = binding.get("logs") or binding.get("events_for")
+        if target is not None and target != (for_each or {}).get("as"):
+            raise RuleLoadError(f"{rel}: with.{name}: {target!r} is not the for_each subject")
+
+    when = _compile(rel, "when", data["when"], scope)
+    evidence = tuple(
+        _compile(rel, f"evidence[{i}]", src, scope)
+        for i, src in enumerate(data.get("evidence", []))
+    )
+    rule_vars = {k: _compile(rel, f"vars.{k}", v, scope) for k, v in data.get("vars", {}).items()}
+    template_names = set(rule_vars) | GLOBAL_NAMES | {"object"}
+    texts = {
+        fld: {
+            lang: _template(rel, f"{fld}.{lang}", data[fld][lang], template_names) for lang in LANGS
+        }
+        for fld in TEXT_FIELDS
+    }
+    commands = tuple(
+        _template(rel, f"commands[{i}]", c, template_names)
+        for i, c in enumerate(data.get("commands", []))
+    )
+    return Rule(
+        id=data["id"],
+        path=rel,
+        manual=tuple(data["manual"]),
+        severity=data["severity"],
+        section=manual.rows[data["manual"][0]].section,
+        texts=texts,
+        commands=commands,
+        for_each=for_each,
+        bindings=bindings,
+        when=when,
+        evidence=evidence,
+        vars=rule_vars,
+        consequence_of=tuple(data.get("consequence_of", [])),
+        raw=data,
+    )
+
+
+def _compile(rel: str, where: str, source: str, scope: set[str]) -> Expr:
+    try:
+        program = cel.compile(source)
+    except (ValueError, RuntimeError) as exc:
+        raise RuleLoadError(f"{rel}: {where}: invalid CEL: {_first_line(exc)}") from exc
+    expr = Expr(where=where, source=source, program=program)
+    refs = program.references()
+    # Macro iteration variables (`l` in `log.exists(l, ...)`) are listed as references too.
+    local = set(_MACRO_VAR.findall(source))
+    unknown = sorted(set(refs.get("variables", [])) - scope - local)
+    if unknown:
+        raise RuleLoadError(f"{rel}: {where}: unknown name(s) {', '.join(unknown)}")
+    return expr
+
+
+def _template(rel: str, where: str, source: str, names: set[str]) -> jinja2.Template:
+    try:
+        parsed = TEMPLATES.parse(source)
+        unknown = sorted(jinja_meta.find_undeclared_variables(parsed) - names)
+        if unknown:
+            raise RuleLoadError(
+                f"{rel}: {where}: unknown template variable(s) {', '.join(unknown)}"
+            )
+        return TEMPLATES.from_string(source)
+    except jinja2.TemplateSyntaxError as exc:
+        raise RuleLoadError(f"{rel}: {where}: invalid template: {exc.message}") from exc
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__

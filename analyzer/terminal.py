@@ -1,0 +1,37 @@
+"""The terminal summary: root causes first, then what was skipped or missing."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .i18n import STRINGS
+
+_MARK = {"critical": "!!", "error": "! ", "warning": "~ ", "info": "i "}
+
+
+def summary_lines(report: dict[str, Any]) -> list[str]:
+    t = STRINGS[report["lang"]]
+    b, s = report["bundle"], report["summary"]
+    lines = [
+        f"{t['report_title']}: {b['source']}",
+        f"  {t['collected']} {b['created_at']} · {t['cluster']} {b.get('server_version') or '?'}"
+        f" · {t['tf']} {b.get('tf_version') or t['version_unknown']} ({b['tf_namespace']})",
+        f"  {s['root_causes']} {t['root_causes']}, {s['consequences']} {t['consequences']}; "
+        + ", ".join(f"{n} {t[o]}" for o, n in s["rules"].items() if o in t),
+    ]
+    if not report["findings"]:
+        lines.append("  " + t["no_findings"])
+    for f in report["findings"]:
+        indent = "  " if f["root_cause"] else "      -> "
+        lines.append(f"{indent}{_MARK[f['severity']]} [{f['manual'][0]}] {f['title']}")
+        if f["root_cause"]:
+            lines.append(f"       {t['fix']}: {f['fix']}")
+    odd = [r for r in report["rules"] if r["outcome"] in ("skipped", "error")]
+    for r in odd:
+        lines.append(
+            f"  ({t[r['outcome']] if r['outcome'] in t else r['outcome']}) {r['rule_id']}: "
+            f"{r['reason']}"
+        )
+    if report["collection_gaps"]:
+        lines.append(f"  {t['gaps']}: {len(report['collection_gaps'])}")
+    return lines

@@ -1,0 +1,143 @@
+"""The bundle writer: the only collector code that knows member paths.
+
+Members are staged in a private directory next to the output while the collection runs
+(the manifest, which must come first in the tar stream, is only known at the end), then
+streamed into one tar + zstd file that appears under its final name by an atomic rename.
+An interrupted or failed run leaves nothing at the final path and removes what it staged.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+import shutil
+import tarfile
+import tempfile
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import tf_support_schemas as schemas
+
+from .errors import OutputError
+
+try:  # Python 3.14+
+    from compression import zstd  # type: ignore[import-not-found]
+except ImportError:  # pragma: no cover - depends on the interpreter
+    from backports import zstd  # type: ignore[no-redef]
+
+MANIFEST = "manifest.json"
+ZSTD_LEVEL = 10
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
+
+
+def safe_name(part: str) -> str:
+    """One path component from a cluster-supplied name (never empty, never '.' or '..')."""
+    cleaned = _UNSAFE.sub("_", part) or "_"
+    return "_" + cleaned if cleaned in {".", ".."} else cleaned
+
+
+def objects_member(resource: str, group: str, namespace: str | None) -> str:
+    folder = f"{resource}.{group}" if group else resource
+    return f"objects/{safe_name(folder)}/{safe_name(namespace) if namespace else '_cluster'}.json"
+
+
+def log_member(namespace: str, pod: str, container: str, previous: bool) -> str:
+    suffix = ".previous.log" if previous else ".log"
+    return f"logs/{safe_name(namespace)}/{safe_name(pod)}/{safe_name(container)}{suffix}"
+
+
+def dump_json(obj: Any) -> bytes:
+    return (json.dumps(obj, indent=1, sort_keys=True, ensure_ascii=False) + "\n").encode()
+
+
+class BundleWriter:
+    """Stages members and writes the final ``.tar.zst`` atomically."""
+
+    def __init__(self, final_path: Path) -> None:
+        self.final_path = final_path
+        parent = final_path.parent
+        if not parent.is_dir():
+            raise OutputError(f"output directory {parent} does not exist")
+        if not os.access(parent, os.W_OK):
+            raise OutputError(f"output directory {parent} is not writable")
+        if final_path.is_dir():
+            raise OutputError(f"output path {final_path} is a directory")
+        try:
+            self._staging = Path(tempfile.mkdtemp(prefix=f".{final_path.name}.", dir=parent))
+        except OSError as exc:
+            raise OutputError(f"cannot stage the bundle in {parent}: {exc.strerror}") from exc
+        self._members: set[str] = set()
+        self._tmp: Path | None = None
+
+    @property
+    def members(self) -> list[str]:
+        return sorted(self._members)
+
+    def put(self, member: str, data: bytes) -> None:
+        if member == MANIFEST or member in self._members:
+            raise ValueError(f"member {member} written twice")
+        target = self._staging / member
+        target.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            target.write_bytes(data)
+        except OSError as exc:
+            raise OutputError(f"cannot write the bundle: {exc.strerror}") from exc
+        self._members.add(member)
+
+    def size_of(self, member: str) -> int:
+        return (self._staging / member).stat().st_size
+
+    def finish(self, manifest: dict[str, Any]) -> Path:
+        """Validate the manifest, write the archive and move it into place."""
+        problems = schemas.errors("manifest", manifest)
+        if problems:
+            raise ValueError("manifest does not match its schema: " + "; ".join(problems[:5]))
+        mtime = int(
+            datetime.fromisoformat(manifest["created_at"].replace("Z", "+00:00")).timestamp()
+        )
+        fd, tmp_name = tempfile.mkstemp(
+            prefix=f".{self.final_path.name}.", suffix=".tmp", dir=self.final_path.parent
+        )
+        self._tmp = Path(tmp_name)
+        try:
+            with os.fdopen(fd, "wb") as raw:
+                with (
+                    zstd.ZstdFile(raw, "wb", level=ZSTD_LEVEL) as zf,
+                    tarfile.open(fileobj=zf, mode="w|", format=tarfile.PAX_FORMAT) as tar,
+                ):
+                    _add(tar, MANIFEST, io.BytesIO(dump_json(manifest)), mtime)
+                    for member in self.members:
+                        with open(self._staging / member, "rb") as fh:
+                            _add(tar, member, fh, mtime)
+                raw.flush()
+                os.fsync(raw.fileno())
+            os.replace(self._tmp, self.final_path)
+            self._tmp = None
+        except OSError as exc:
+            raise OutputError(f"cannot write {self.final_path}: {exc.strerror or exc}") from exc
+        finally:
+            self.abort()
+        return self.final_path
+
+    def abort(self) -> None:
+        """Remove everything staged; safe to call more than once."""
+        shutil.rmtree(self._staging, ignore_errors=True)
+        if self._tmp is not None:
+            self._tmp.unlink(missing_ok=True)
+            self._tmp = None
+
+
+def _add(tar: tarfile.TarFile, name: str, fh: Any, mtime: int) -> None:
+    fh.seek(0, os.SEEK_END)
+    size = fh.tell()
+    fh.seek(0)
+    info = tarfile.TarInfo(name)
+    info.size = size
+    info.mtime = mtime
+    info.mode = 0o644
+    info.uid = info.gid = 0
+    info.uname = info.gname = ""
+    tar.addfile(info, fh)

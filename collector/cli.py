@@ -1,0 +1,148 @@
+"""tf-collect: the thin command line over `collector.run.collect`."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from pathlib import Path
+
+import click
+
+from . import __version__
+from .errors import CollectError, ExitCode
+from .plan import default_plan, describe
+from .progress import make_progress
+from .run import CollectOptions, CollectResult, collect
+
+NEXT_STEP = (
+    "Send this file as it is (do not edit or unpack it): attach it to the GitHub issue or email."
+)
+
+
+@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--kubeconfig", type=click.Path(dir_okay=False), help="Path to a kubeconfig file.")
+@click.option("--context", help="Kubeconfig context to use (default: current context).")
+@click.option(
+    "-n",
+    "--namespace",
+    default="tensor-fusion-sys",
+    show_default=True,
+    help="Namespace TensorFusion is installed in.",
+)
+@click.option(
+    "--release",
+    default="tensor-fusion-sys",
+    show_default=True,
+    help="Helm release name of TensorFusion.",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Bundle path (default: tf-bundle-<context>-<UTC time>.tar.zst).",
+)
+@click.option(
+    "--tail",
+    default=200,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Log lines kept per container (newest first).",
+)
+@click.option(
+    "--since",
+    "since_seconds",
+    type=click.IntRange(min=1),
+    help="Only log lines newer than this many seconds.",
+)
+@click.option(
+    "--concurrency",
+    default=8,
+    show_default=True,
+    type=click.IntRange(1, 64),
+    help="API requests in flight at once.",
+)
+@click.option(
+    "--qps",
+    default=20.0,
+    show_default=True,
+    type=click.FloatRange(min=0.1),
+    help="Client-side limit of API requests per second.",
+)
+@click.option(
+    "--request-timeout",
+    default=30.0,
+    show_default=True,
+    type=click.FloatRange(min=0.1),
+    help="Seconds one API request may take.",
+)
+@click.option("--dry-run", is_flag=True, help="Print the collection plan; collect nothing.")
+@click.version_option(__version__, prog_name="tf-collect")
+def main(dry_run: bool, **kwargs: object) -> None:
+    """Collect a TensorFusion support bundle (read-only; Secrets are never read)."""
+    opts = CollectOptions(**kwargs)  # type: ignore[arg-type]
+    if dry_run:
+        _print_plan(opts)
+        return
+    sys.exit(_run(opts))
+
+
+def _print_plan(opts: CollectOptions) -> None:
+    click.echo(f"Collection plan (namespace {opts.namespace}, release {opts.release}):")
+    scope = None
+    for step in default_plan():
+        if step.scope != scope:
+            scope = step.scope
+            click.echo(f"\n[{scope}]")
+        click.echo(f"  {step.id}: {describe(step, opts.namespace)}")
+        for command in step.manual:
+            click.echo(f"      covers: {command}")
+
+
+def _run(opts: CollectOptions) -> int:
+    # SIGTERM means the same as Ctrl-C: stop now, leave nothing behind.
+    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+    progress = make_progress(sys.stderr)
+    try:
+        with progress:
+            result = collect(opts, progress.update)
+    except KeyboardInterrupt:
+        click.echo("tf-collect: interrupted; no bundle was written", err=True)
+        _hard_exit(ExitCode.INTERRUPTED)
+    except CollectError as exc:
+        click.echo(f"tf-collect: {exc}", err=True)
+        return int(exc.exit_code)
+    _summary(result)
+    return int(ExitCode.PARTIAL if result.failed else ExitCode.OK)
+
+
+def _summary(result: CollectResult) -> None:
+    counts = result.by_status()
+    parts = ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
+    click.echo(
+        f"Collected {len(result.artifacts)} artifacts ({parts}) in {result.duration_s:.1f}s "
+        f"with {result.requests} API requests.",
+        err=True,
+    )
+    for art in result.failed:
+        what = art.get("resource") or f"logs {art.get('pod')}/{art.get('container')}"
+        where = art.get("namespace") or "cluster"
+        click.echo(f"  {art['status']}: {what} ({where}): {art.get('message', '')}", err=True)
+    click.echo(f"Bundle: {result.path} ({_size(result.size)})", err=True)
+    click.echo(NEXT_STEP, err=True)
+    click.echo(str(result.path))
+
+
+def _size(n: int) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024  # type: ignore[assignment]
+    return f"{n} B"
+
+
+def _hard_exit(code: int) -> None:
+    # Worker threads may still be blocked in a request; the bundle is already cleaned up,
+    # so do not wait for them.
+    sys.stderr.flush()
+    os._exit(code)

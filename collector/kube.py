@@ -1,0 +1,238 @@
+"""Kubernetes access for the collector, over the official client.
+
+Objects are fetched raw (the JSON the API server sent, not the client's models) so the
+bundle holds them exactly as the API returned them. Every call has a timeout, goes through
+a shared client-side QPS limiter, honours 429 Retry-After, and ends as data: a result or a
+`CallFailed` with one of the manifest's statuses. Nothing here prints.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import urllib3
+from kubernetes import client as k8s
+from kubernetes import config as k8s_config
+from kubernetes.config.config_exception import ConfigException
+
+from .errors import ConfigError
+
+MAX_RETRY_AFTER = 10.0  # seconds we are willing to wait for one 429
+
+
+@dataclass(frozen=True)
+class Connection:
+    """Where the collector talks to, from kubeconfig or in-cluster config."""
+
+    api_client: k8s.ApiClient
+    context: str | None
+    server: str
+
+
+class CallFailed(Exception):
+    """One API call that did not succeed; `status` is a manifest status."""
+
+    def __init__(self, status: str, message: str, http_status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.http_status = http_status
+
+
+def connect(kubeconfig: str | None, context: str | None) -> Connection:
+    """Load kubeconfig (explicit, $KUBECONFIG, ~/.kube/config) or in-cluster config."""
+    cfg = k8s.Configuration()
+    explicit = kubeconfig or os.environ.get("KUBECONFIG")
+    default_file = Path(os.path.expanduser("~/.kube/config"))
+    try:
+        if explicit or default_file.exists() or not os.environ.get("KUBERNETES_SERVICE_HOST"):
+            path = explicit.split(os.pathsep)[0] if explicit else str(default_file)
+            if not Path(path).exists():
+                where = "" if explicit else " and this is not a pod in a cluster"
+                raise ConfigError(f"kubeconfig {path} does not exist{where}")
+            k8s_config.load_kube_config(config_file=path, context=context, client_configuration=cfg)
+            _, active = k8s_config.list_kube_config_contexts(config_file=path)
+            ctx_name = context or (active or {}).get("name")
+        else:
+            k8s_config.load_incluster_config(client_configuration=cfg)
+            ctx_name = "in-cluster"
+    except ConfigException as exc:
+        raise ConfigError(f"no usable Kubernetes configuration: {exc}") from exc
+    cfg.retries = False  # we retry ourselves, with Retry-After and a budget
+    return Connection(api_client=k8s.ApiClient(cfg), context=ctx_name, server=cfg.host)
+
+
+class RateLimiter:
+    """A token bucket shared by every worker thread (client-side QPS limit)."""
+
+    def __init__(self, qps: float, burst: int | None = None) -> None:
+        self.interval = 1.0 / qps
+        self.capacity = float(burst or max(1, int(qps)))
+        self.tokens = self.capacity
+        self.last = time.monotonic()
+        self.lock = threading.Lock()
+
+    def acquire(self) -> None:
+        while True:
+            with self.lock:
+                now = time.monotonic()
+                self.tokens = min(self.capacity, self.tokens + (now - self.last) / self.interval)
+                self.last = now
+                if self.tokens >= 1:
+                    self.tokens -= 1
+                    return
+                wait = (1 - self.tokens) * self.interval
+            time.sleep(wait)
+
+
+class Kube:
+    """The small cluster-access interface the collection plan runs on."""
+
+    def __init__(
+        self,
+        conn: Connection,
+        *,
+        qps: float = 20.0,
+        timeout: float = 30.0,
+        page_size: int = 500,
+        retries: int = 3,
+    ) -> None:
+        self.conn = conn
+        self.limiter = RateLimiter(qps, burst=max(1, int(qps)))
+        self.timeout = timeout
+        self.page_size = page_size
+        self.retries = retries
+        self._count = 0
+        self._count_lock = threading.Lock()
+
+    @property
+    def requests(self) -> int:
+        return self._count
+
+    def get_raw(self, path: str, query: list[tuple[str, str]] | None = None) -> bytes:
+        """GET one path; retries 429 (Retry-After) and 5xx a few times."""
+        attempt = 0
+        while True:
+            attempt += 1
+            self.limiter.acquire()
+            with self._count_lock:
+                self._count += 1
+            try:
+                resp = self.conn.api_client.call_api(
+                    path,
+                    "GET",
+                    query_params=query or [],
+                    header_params={"Accept": "application/json, */*"},
+                    auth_settings=["BearerToken"],
+                    _preload_content=False,
+                    _return_http_data_only=True,
+                    _request_timeout=self.timeout,
+                )
+                return resp.data
+            except k8s.ApiException as exc:
+                failure = _from_api_exception(exc)
+                if attempt <= self.retries and exc.status in (429, 500, 502, 503, 504):
+                    time.sleep(_retry_delay(exc, attempt))
+                    continue
+                raise failure from None
+            except (urllib3.exceptions.ReadTimeoutError, urllib3.exceptions.TimeoutError) as exc:
+                raise CallFailed("timeout", f"no answer within {self.timeout:g}s") from exc
+            except urllib3.exceptions.HTTPError as exc:
+                if attempt <= self.retries and isinstance(exc, urllib3.exceptions.ProtocolError):
+                    time.sleep(0.2 * attempt)
+                    continue
+                raise CallFailed("error", f"connection failed: {_reason(exc)}") from exc
+
+    def get_json(self, path: str, query: list[tuple[str, str]] | None = None) -> dict[str, Any]:
+        raw = self.get_raw(path, query)
+        try:
+            return json.loads(raw)
+        except ValueError as exc:
+            raise CallFailed("error", f"the API server sent invalid JSON for {path}") from exc
+
+    def list(
+        self,
+        path: str,
+        *,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+    ) -> dict[str, Any]:
+        """A whole list, page by page; returns one List object with every item."""
+        query: list[tuple[str, str]] = [("limit", str(self.page_size))]
+        if label_selector:
+            query.append(("labelSelector", label_selector))
+        if field_selector:
+            query.append(("fieldSelector", field_selector))
+        first: dict[str, Any] | None = None
+        items: list[dict[str, Any]] = []
+        token = ""
+        while True:
+            page = self.get_json(path, [*query, ("continue", token)] if token else query)
+            if first is None:
+                first = page
+            items.extend(page.get("items") or [])
+            token = (page.get("metadata") or {}).get("continue") or ""
+            if not token:
+                break
+        assert first is not None
+        first["items"] = items
+        first.setdefault("metadata", {}).pop("continue", None)
+        first["metadata"].pop("remainingItemCount", None)
+        return first
+
+    def log(
+        self,
+        namespace: str,
+        pod: str,
+        container: str,
+        *,
+        previous: bool,
+        tail: int,
+        since_seconds: int | None = None,
+    ) -> str:
+        query = [("container", container), ("tailLines", str(tail))]
+        if previous:
+            query.append(("previous", "true"))
+        if since_seconds:
+            query.append(("sinceSeconds", str(since_seconds)))
+        try:
+            raw = self.get_raw(f"/api/v1/namespaces/{namespace}/pods/{pod}/log", query)
+        except CallFailed as exc:
+            # The kubelet answers 400 when there is no previous container: that is absence,
+            # not failure.
+            if exc.http_status == 400 and "not found" in exc.message:
+                raise CallFailed("not_found", exc.message, 400) from None
+            raise
+        return raw.decode("utf-8", errors="replace")
+
+
+def _from_api_exception(exc: k8s.ApiException) -> CallFailed:
+    message = exc.reason or "error"
+    try:
+        body = json.loads(exc.body or "{}")
+        message = body.get("message") or message
+    except (ValueError, TypeError):
+        pass
+    status = {401: "forbidden", 403: "forbidden", 404: "not_found"}.get(exc.status, "error")
+    if exc.status == 504:
+        status = "timeout"
+    return CallFailed(status, f"{exc.status}: {message}", exc.status)
+
+
+def _retry_delay(exc: k8s.ApiException, attempt: int) -> float:
+    header = (exc.headers or {}).get("Retry-After")
+    try:
+        return min(MAX_RETRY_AFTER, max(0.0, float(header)))
+    except (TypeError, ValueError):
+        return min(MAX_RETRY_AFTER, 0.25 * 2**attempt)
+
+
+def _reason(exc: Exception) -> str:
+    inner = getattr(exc, "reason", None)
+    return str(inner or exc).split(": ", 1)[-1][:200]

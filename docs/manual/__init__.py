@@ -1,0 +1,1 @@
+"""The troubleshooting manual and its row catalogue (data only)."""

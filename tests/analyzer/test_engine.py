@@ -1,0 +1,163 @@
+"""Rule outcomes: fired with evidence, passed, skipped when data is missing, error isolated."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+from bundlekit import make_bundle
+
+from analyzer.bundle import Bundle
+from analyzer.engine import analyze, quantity
+from analyzer.rules import default_rules_dir, load_rules
+
+NS = "tensor-fusion-sys"
+
+
+def operator_pod(name: str, last_reason: str | None, restarts: int = 4) -> dict:
+    cs = {
+        "name": "controller",
+        "ready": last_reason is None,
+        "restartCount": restarts,
+        "state": {"running": {"startedAt": "2026-11-30T09:00:00Z"}},
+    }
+    if last_reason:
+        cs["lastState"] = {
+            "terminated": {
+                "reason": last_reason,
+                "exitCode": 137,
+                "finishedAt": "2026-11-30T08:59:00Z",
+            }
+        }
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": name,
+            "namespace": NS,
+            "labels": {"tensor-fusion.ai/component": "operator"},
+        },
+        "spec": {
+            "containers": [{"name": "controller", "resources": {"limits": {"memory": "2Gi"}}}]
+        },
+        "status": {"phase": "Running", "containerStatuses": [cs]},
+    }
+
+
+def app_pod(name: str) -> dict:
+    pod = operator_pod(name, "OOMKilled")
+    pod["metadata"] = {"name": name, "namespace": "ml-team", "labels": {"app": "trainer"}}
+    return pod
+
+
+def _analyze(bundle_path: Path, rules_dir: Path | None = None):
+    return analyze(Bundle.open(bundle_path), load_rules(rules_dir or default_rules_dir()))
+
+
+def _result(analysis, rule_id):
+    return next(r for r in analysis.results if r.rule_id == rule_id)
+
+
+def test_oom_fires_on_the_controller_only(tmp_path: Path) -> None:
+    path = make_bundle(
+        tmp_path / "b.tar.zst",
+        objects={
+            ("", "pods"): [
+                operator_pod("tensor-fusion-sys-controller-6b7c-abcde", "OOMKilled", restarts=7),
+                app_pod("trainer-0"),
+            ],
+            ("", "events"): [],
+        },
+        logs={
+            (NS, "tensor-fusion-sys-controller-6b7c-abcde", "controller", False): "I1130 started\n",
+            (
+                NS,
+                "tensor-fusion-sys-controller-6b7c-abcde",
+                "controller",
+                True,
+            ): "I1130 reconcile\n",
+        },
+    )
+    analysis = _analyze(path)
+    res = _result(analysis, "controller-crash/oom-killed")
+    assert res.outcome == "fired"
+    [finding] = res.findings
+    assert finding.objects == ["Pod/tensor-fusion-sys/tensor-fusion-sys-controller-6b7c-abcde"]
+    assert finding.manual == ("controller-crash/oom-killed",)
+    assert (
+        "container controller: lastState.terminated.reason=OOMKilled exitCode=137 "
+        "finishedAt=2026-11-30T08:59:00Z, restartCount=7"
+    ) in finding.evidence
+    assert "container controller: resources.limits.memory=2Gi" in finding.evidence
+    assert "2Gi" in finding.texts["explanation"]["en"]
+    assert finding.commands[0].startswith("helm upgrade tensor-fusion-sys ")
+    assert _result(analysis, "controller-crash/global-config-invalid").outcome == "passed"
+
+
+def test_rule_is_skipped_when_its_input_was_forbidden(tmp_path: Path) -> None:
+    forbidden = {
+        "id": "objects:pods:tf",
+        "step": "baseline/tf-pods",
+        "type": "objects",
+        "status": "forbidden",
+        "group": "",
+        "resource": "pods",
+        "namespace": NS,
+        "paths": [],
+        "message": 'pods is forbidden: User "bob" cannot list resource "pods"',
+    }
+    path = make_bundle(tmp_path / "b.tar.zst", objects={}, failed=[forbidden])
+    res = _result(_analyze(path), "controller-crash/oom-killed")
+    assert res.outcome == "skipped"
+    assert "pods in tensor-fusion-sys: forbidden" in res.reason
+    assert res.findings == []
+
+
+def test_missing_log_skips_instead_of_passing(tmp_path: Path) -> None:
+    pod = operator_pod("tensor-fusion-sys-controller-1", None)
+    path = make_bundle(tmp_path / "b.tar.zst", objects={("", "pods"): [pod]})
+    res = _result(_analyze(path), "controller-crash/global-config-invalid")
+    assert res.outcome == "skipped"
+    assert (
+        "logs of tensor-fusion-sys/tensor-fusion-sys-controller-1/controller were not collected"
+        in res.reason
+    )
+
+
+def test_failing_rule_is_an_error_and_the_others_run(tmp_path: Path) -> None:
+    rules = tmp_path / "rules" / "controller-crash"
+    rules.mkdir(parents=True)
+    (rules / "crd-outdated.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "id": "controller-crash/crd-outdated",
+                "manual": ["controller-crash/crd-outdated"],
+                "severity": "error",
+                "for_each": {"resource": "pods", "namespace": "tf", "as": "pod"},
+                "when": "pod.spec.nothing.here == 1",
+                "title": {"en": "x", "zh": "x"},
+                "explanation": {"en": "x", "zh": "x"},
+                "fix": {"en": "x", "zh": "x"},
+            }
+        )
+    )
+    import shutil
+
+    shutil.copy(
+        default_rules_dir() / "controller-crash" / "oom-killed.yaml", rules / "oom-killed.yaml"
+    )
+    path = make_bundle(
+        tmp_path / "b.tar.zst",
+        objects={("", "pods"): [operator_pod("tensor-fusion-sys-controller-1", "OOMKilled")]},
+    )
+    analysis = _analyze(path, tmp_path / "rules")
+    broken = _result(analysis, "controller-crash/crd-outdated")
+    assert broken.outcome == "error"
+    assert "Pod/tensor-fusion-sys/tensor-fusion-sys-controller-1: when:" in broken.reason
+    assert _result(analysis, "controller-crash/oom-killed").outcome == "fired"
+
+
+def test_quantity() -> None:
+    assert quantity("80Gi") == 80 * 2**30
+    assert quantity("165160m") == 165.16
+    assert quantity(71) == 71.0

@@ -1,0 +1,88 @@
+"""Invalid rules stop loading with a message naming the file and the field."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from analyzer.errors import RuleLoadError
+from analyzer.manual import load_manual
+from analyzer.rules import default_rules_dir, load_rules
+
+GOOD = {
+    "id": "controller-crash/oom-killed",
+    "manual": ["controller-crash/oom-killed"],
+    "severity": "critical",
+    "for_each": {"resource": "pods", "namespace": "tf", "as": "pod"},
+    "when": "has(pod.status)",
+    "title": {"en": "t {{ object.name }}", "zh": "t"},
+    "explanation": {"en": "e", "zh": "e"},
+    "fix": {"en": "f", "zh": "f"},
+}
+
+
+def _write(root: Path, data: dict, name: str = "controller-crash/oom-killed.yaml") -> Path:
+    path = root / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(yaml.safe_dump(data, allow_unicode=True))
+    return root
+
+
+def test_good_rule_loads(tmp_path: Path) -> None:
+    rules = load_rules(_write(tmp_path, GOOD))
+    assert [r.id for r in rules] == ["controller-crash/oom-killed"]
+    assert rules[0].section == "controller-crash"
+
+
+BAD = {
+    "unknown field": ({**GOOD, "whenn": "true"}, "Additional properties are not allowed ('whenn'"),
+    "missing zh": ({**GOOD, "title": {"en": "x"}}, "title: 'zh' is a required property"),
+    "bad severity": ({**GOOD, "severity": "fatal"}, "severity: 'fatal' is not one of"),
+    "id not file name": ({**GOOD, "id": "controller-crash/other"}, "must match the file name"),
+    "unknown manual key": (
+        {**GOOD, "manual": ["controller-crash/nope"]},
+        "manual: unknown manual row key 'controller-crash/nope'",
+    ),
+    "cel syntax": ({**GOOD, "when": "pod.status +"}, "when: invalid CEL"),
+    "unknown variable": ({**GOOD, "when": "pods.size() > 0"}, "when: unknown name(s) pods"),
+    "template variable": (
+        {**GOOD, "fix": {"en": "{{ nope }}", "zh": "x"}},
+        "fix.en: unknown template variable(s) nope",
+    ),
+    "template syntax": ({**GOOD, "fix": {"en": "{% if %}", "zh": "x"}}, "fix.en: invalid template"),
+    "logs of non-subject": ({**GOOD, "with": {"log": {"logs": "other"}}}, "with.log"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD))
+def test_bad_rule_names_file_and_field(tmp_path: Path, case: str) -> None:
+    data, words = BAD[case]
+    with pytest.raises(RuleLoadError) as err:
+        load_rules(_write(tmp_path, data))
+    assert str(err.value).startswith("controller-crash/oom-killed.yaml: ")
+    assert words in str(err.value)
+
+
+def test_yaml_syntax_error(tmp_path: Path) -> None:
+    (tmp_path / "x.yaml").write_text("id: [unclosed\n")
+    with pytest.raises(RuleLoadError, match=r"^x.yaml: not valid YAML"):
+        load_rules(tmp_path)
+
+
+def test_empty_directory_is_an_error(tmp_path: Path) -> None:
+    with pytest.raises(RuleLoadError, match="no rules"):
+        load_rules(tmp_path)
+
+
+def test_shipped_rules_cite_real_manual_keys() -> None:
+    manual = load_manual()
+    rules = load_rules(default_rules_dir())
+    assert {r.id for r in rules} >= {
+        "controller-crash/oom-killed",
+        "controller-crash/global-config-invalid",
+        "pod-pending/quota-or-capacity",
+    }
+    for rule in rules:
+        assert set(rule.manual) <= set(manual.rows)

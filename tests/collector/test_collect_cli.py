@@ -1,0 +1,203 @@
+"""tf-collect against the emulator: what it records, how it fails, what it never leaves behind."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tarfile
+import time
+from pathlib import Path
+
+import pytest
+from analyzer.emulator.server import Emulator
+
+from analyzer.bundle import Bundle
+from analyzer.emulator.scenario import load_scenario
+
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_bundles"
+NS = "tensor-fusion-sys"
+
+try:
+    from compression import zstd  # type: ignore[import-not-found]
+except ImportError:
+    from backports import zstd  # type: ignore[no-redef]
+
+
+def tf_collect(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "collector", *args], capture_output=True, text=True, timeout=timeout
+    )
+
+
+@pytest.fixture()
+def emulator(tmp_path: Path):
+    with Emulator(load_scenario(SAMPLES / "healthy")) as emu:
+        emu.kubeconfig = tmp_path / "kubeconfig"
+        emu.write_kubeconfig(emu.kubeconfig)
+        yield emu
+
+
+def test_baseline_bundle_contents(emulator, tmp_path: Path) -> None:
+    out = tmp_path / "b.tar.zst"
+    proc = tf_collect("--kubeconfig", str(emulator.kubeconfig), "-o", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert "\x1b" not in proc.stderr  # not a terminal: plain lines, no escape codes
+    assert "Send this file as it is" in proc.stderr
+    bundle = Bundle.open(out)
+    kinds = {
+        o["kind"]
+        for group_res in bundle.resources()
+        for o in bundle.objects(group_res[1], group=group_res[0])
+    }
+    assert {"TensorFusionCluster", "GPUPool", "GPUNode", "GPU", "Pod", "Deployment"} <= kinds
+    # Hypervisor pods are found by label, and every container's log is there.
+    hypervisors = bundle.objects(
+        "pods", namespace=NS, labels="tensor-fusion.ai/component=hypervisor"
+    )
+    assert len(hypervisors) == 2
+    for pod in hypervisors:
+        for c in pod["spec"]["containers"] + pod["spec"].get("initContainers", []):
+            log = bundle.log(NS, pod["metadata"]["name"], c["name"])
+            assert log is not None and log.status in ("ok", "truncated"), c["name"]
+    manifest = bundle.manifest
+    assert manifest["cluster"]["server_version"].startswith("v1.")
+    assert manifest["tensorfusion"] == {
+        "namespace": NS,
+        "release": NS,
+        "version": manifest["tensorfusion"]["version"],
+        "installed": True,
+    }
+    assert manifest["tensorfusion"]["version"]
+    # Secrets are never read.
+    assert not any(a.get("resource") == "secrets" for a in manifest["artifacts"])
+
+
+def test_archive_is_deterministic_and_manifest_first(emulator, tmp_path: Path) -> None:
+    out = tmp_path / "b.tar.zst"
+    assert tf_collect("--kubeconfig", str(emulator.kubeconfig), "-o", str(out)).returncode == 0
+    with zstd.open(out, "rb") as zf, tarfile.open(fileobj=zf, mode="r|") as tar:
+        infos = list(tar)
+    names = [i.name for i in infos]
+    assert names[0] == "manifest.json"
+    assert names[1:] == sorted(names[1:])
+    assert {(i.uid, i.gid, i.uname, i.gname, i.mode) for i in infos} == {(0, 0, "", "", 0o644)}
+    assert len({i.mtime for i in infos}) == 1
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+
+
+def test_forbidden_and_failing_calls_are_recorded_and_the_run_goes_on(
+    emulator, tmp_path: Path
+) -> None:
+    emulator.faults.add(resource="events", verb="list", status=403)
+    emulator.faults.add(resource="gpus", verb="list", status=500)
+    out = tmp_path / "b.tar.zst"
+    proc = tf_collect("--kubeconfig", str(emulator.kubeconfig), "-o", str(out))
+    assert proc.returncode == 3, proc.stderr  # PARTIAL: a bundle, with gaps
+    arts = {
+        (a.get("resource"), a["status"])
+        for a in Bundle.open(out).artifacts
+        if a["type"] == "objects"
+    }
+    assert ("events", "forbidden") in arts
+    assert ("gpus", "error") in arts
+    assert ("gpupools", "ok") in arts and ("pods", "ok") in arts
+    assert "forbidden: events" in proc.stderr
+
+
+def test_retry_after_is_honoured(emulator, tmp_path: Path) -> None:
+    emulator.faults.add(resource="gpunodes", verb="list", status=429, count=1, retry_after=1)
+    out = tmp_path / "b.tar.zst"
+    t0 = time.monotonic()
+    proc = tf_collect("--kubeconfig", str(emulator.kubeconfig), "-o", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert time.monotonic() - t0 >= 1.0
+    art = next(a for a in Bundle.open(out).artifacts if a.get("resource") == "gpunodes")
+    assert art["status"] == "ok" and art["count"] == 2
+
+
+def test_dry_run_prints_the_plan_and_collects_nothing(tmp_path: Path) -> None:
+    proc = tf_collect("--dry-run", "-o", str(tmp_path / "x.tar.zst"))
+    assert proc.returncode == 0
+    assert "[baseline]" in proc.stdout
+    for command in (
+        "kubectl get tensorfusioncluster,gpupool,gpunode,gpu",
+        "kubectl get pods -n tensor-fusion-sys -o wide",
+        "kubectl logs -n tensor-fusion-sys deploy/tensor-fusion-sys-controller -c controller --tail=200",
+        "kubectl logs -n tensor-fusion-sys hypervisor-<node> --all-containers --tail=200",
+        "kubectl describe pod <pod> -n <namespace>",
+    ):
+        assert f"covers: {command}" in proc.stdout
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_no_kubeconfig_is_a_config_error(tmp_path: Path) -> None:
+    proc = tf_collect("--kubeconfig", str(tmp_path / "missing"), "-o", str(tmp_path / "b.tar.zst"))
+    assert proc.returncode == 4
+    assert proc.stderr.strip().startswith("tf-collect: kubeconfig")
+    assert "Traceback" not in proc.stderr
+
+
+def test_unreachable_server_is_one_line(tmp_path: Path) -> None:
+    kubeconfig = tmp_path / "kubeconfig"
+    with Emulator(load_scenario(SAMPLES / "healthy")) as emu:
+        emu.write_kubeconfig(kubeconfig)
+    # The server is gone now; its port refuses connections.
+    proc = tf_collect(
+        "--kubeconfig", str(kubeconfig), "-o", str(tmp_path / "b.tar.zst"), "--request-timeout", "2"
+    )
+    assert proc.returncode == 5, proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+    assert "did not answer" in proc.stderr
+    assert list(p.name for p in tmp_path.iterdir()) == ["kubeconfig"]
+
+
+def test_missing_output_directory(emulator, tmp_path: Path) -> None:
+    proc = tf_collect(
+        "--kubeconfig", str(emulator.kubeconfig), "-o", str(tmp_path / "no" / "b.tar.zst")
+    )
+    assert proc.returncode == 6
+    assert "does not exist" in proc.stderr
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_interrupt_leaves_nothing(emulator, tmp_path: Path, sig: int) -> None:
+    emulator.faults.latency = 0.3  # slow enough to interrupt mid-run
+    out = tmp_path / "out"
+    out.mkdir()
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "collector",
+            "--kubeconfig",
+            str(emulator.kubeconfig),
+            "-o",
+            str(out / "b.tar.zst"),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 20
+    while not any(out.iterdir()) and time.monotonic() < deadline:  # staging has begun
+        time.sleep(0.05)
+    time.sleep(0.5)
+    os.kill(proc.pid, sig)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    assert list(out.iterdir()) == []
+    assert "interrupted" in err
+
+
+def test_manifest_validates_against_schema(emulator, tmp_path: Path) -> None:
+    import tf_support_schemas as schemas
+
+    out = tmp_path / "b.tar.zst"
+    assert tf_collect("--kubeconfig", str(emulator.kubeconfig), "-o", str(out)).returncode == 0
+    with zstd.open(out, "rb") as zf, tarfile.open(fileobj=zf, mode="r|") as tar:
+        first = next(iter(tar))
+        manifest = json.load(tar.extractfile(first))
+    assert schemas.errors("manifest", manifest) == []
