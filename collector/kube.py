@@ -8,6 +8,7 @@ a shared client-side QPS limiter, honours 429 Retry-After, and ends as data: a r
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import threading
@@ -116,38 +117,37 @@ class Kube:
         return self._count
 
     def get_raw(self, path: str, query: list[tuple[str, str]] | None = None) -> bytes:
-        """GET one path; retries 429 (Retry-After) and 5xx a few times."""
+        """GET one path; retries 429 (Retry-After), 5xx and dropped connections a few times."""
+        api = self.conn.api_client
         attempt = 0
         while True:
             attempt += 1
             self.limiter.acquire()
             with self._count_lock:
                 self._count += 1
+            method, url, headers, body, post = api.param_serialize(
+                "GET",
+                path,
+                query_params=query or [],
+                header_params={"Accept": "application/json, */*"},
+                auth_settings=["BearerToken"],
+            )
             try:
-                resp = self.conn.api_client.call_api(
-                    path,
-                    "GET",
-                    query_params=query or [],
-                    header_params={"Accept": "application/json, */*"},
-                    auth_settings=["BearerToken"],
-                    _preload_content=False,
-                    _return_http_data_only=True,
-                    _request_timeout=self.timeout,
-                )
-                return resp.data
-            except k8s.ApiException as exc:
-                failure = _from_api_exception(exc)
-                if attempt <= self.retries and exc.status in (429, 500, 502, 503, 504):
-                    time.sleep(_retry_delay(exc, attempt))
-                    continue
-                raise failure from None
+                resp = api.call_api(method, url, headers, body, post, _request_timeout=self.timeout)
+                data = resp.read()
             except (urllib3.exceptions.ReadTimeoutError, urllib3.exceptions.TimeoutError) as exc:
                 raise CallFailed("timeout", f"no answer within {self.timeout:g}s") from exc
-            except urllib3.exceptions.HTTPError as exc:
+            except (urllib3.exceptions.HTTPError, OSError) as exc:
                 if attempt <= self.retries and isinstance(exc, urllib3.exceptions.ProtocolError):
                     time.sleep(0.2 * attempt)
                     continue
                 raise CallFailed("error", f"connection failed: {_reason(exc)}") from exc
+            if 200 <= resp.status < 300:
+                return data
+            if attempt <= self.retries and resp.status in (429, 500, 502, 503, 504):
+                time.sleep(_retry_delay(resp.getheader("Retry-After"), attempt))
+                continue
+            raise _failure(resp.status, resp.reason, data)
 
     def get_json(self, path: str, query: list[tuple[str, str]] | None = None) -> dict[str, Any]:
         raw = self.get_raw(path, query)
@@ -212,23 +212,19 @@ class Kube:
         return raw.decode("utf-8", errors="replace")
 
 
-def _from_api_exception(exc: k8s.ApiException) -> CallFailed:
-    message = exc.reason or "error"
-    try:
-        body = json.loads(exc.body or "{}")
-        message = body.get("message") or message
-    except (ValueError, TypeError):
-        pass
-    status = {401: "forbidden", 403: "forbidden", 404: "not_found"}.get(exc.status, "error")
-    if exc.status == 504:
-        status = "timeout"
-    return CallFailed(status, f"{exc.status}: {message}", exc.status)
+def _failure(status: int, reason: str | None, body: bytes) -> CallFailed:
+    message = reason or "error"
+    with contextlib.suppress(ValueError, AttributeError):  # not a Status object: keep reason
+        message = json.loads(body or b"{}").get("message") or message
+    kind = {401: "forbidden", 403: "forbidden", 404: "not_found", 504: "timeout"}.get(
+        status, "error"
+    )
+    return CallFailed(kind, f"{status}: {message}", status)
 
 
-def _retry_delay(exc: k8s.ApiException, attempt: int) -> float:
-    header = (exc.headers or {}).get("Retry-After")
+def _retry_delay(header: str | None, attempt: int) -> float:
     try:
-        return min(MAX_RETRY_AFTER, max(0.0, float(header)))
+        return min(MAX_RETRY_AFTER, max(0.0, float(header)))  # type: ignore[arg-type]
     except (TypeError, ValueError):
         return min(MAX_RETRY_AFTER, 0.25 * 2**attempt)
 
