@@ -1,0 +1,460 @@
+"""Load a hand-written scenario source directory into a `ClusterData`.
+
+    sample_bundles/<name>/
+      scenario.yaml   description, base, serverVersion, include, delete
+      objects/*.yaml  objects as `kubectl get -o yaml` shows them (multi-document, or kind: List)
+      logs/<ns>/<pod>/<container>.log           current container log
+      logs/<ns>/<pod>/<container>.previous.log  previous (terminated) container log
+
+Order: base (recursively) -> include files -> own objects (same identity replaces) -> own logs
+-> delete. Every object must have a type: built-in, or a CustomResourceDefinition present in the
+scenario. Missing uid/resourceVersion/creationTimestamp are filled deterministically so the
+served data is realistic and stable from run to run.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from analyzer.cluster import ClusterData, LogKey, ResourceType
+from analyzer.emulator.builtin import SECRET_KEY, add_builtin_types
+
+SCENARIO_FILE = "scenario.yaml"
+SCENARIO_KEYS = {"description", "base", "serverVersion", "include", "delete"}
+DEFAULT_SERVER_VERSION = "v1.30.4"
+# A fixed time for objects that do not say when they were created: stable, obviously synthetic.
+DEFAULT_CREATION_TIMESTAMP = "2025-01-01T00:00:00Z"
+_UID_NAMESPACE = uuid.UUID("6f1c2b9e-7a43-4c1e-9a57-0d3f1e6b2a10")
+_FIRST_RESOURCE_VERSION = 1000
+
+
+class ScenarioError(ValueError):
+    """A scenario that cannot be loaded; the message names the file and the object."""
+
+
+@dataclass
+class _Doc:
+    source: Path
+    obj: dict[str, Any]
+
+    @property
+    def identity(self) -> tuple[str, str, str, str]:
+        meta = self.obj.get("metadata") or {}
+        group = str(self.obj.get("apiVersion", "")).rpartition("/")[0]
+        return (group, str(self.obj.get("kind", "")), meta.get("namespace") or "", meta.get("name"))
+
+    def describe(self) -> str:
+        _group, kind, ns, name = self.identity
+        return f"{kind}/{ns}/{name}" if ns else f"{kind}/{name}"
+
+
+@dataclass
+class _Layer:
+    docs: list[_Doc] = field(default_factory=list)
+    logs: dict[LogKey, str] = field(default_factory=dict)
+    log_sources: dict[LogKey, Path] = field(default_factory=dict)
+    server_version: str | None = None
+
+    def put(self, doc: _Doc) -> None:
+        for i, old in enumerate(self.docs):
+            if old.identity == doc.identity:
+                self.docs[i] = doc
+                return
+        self.docs.append(doc)
+
+
+def scenario_names(root: Path) -> list[str]:
+    """Scenario directories under root (those with scenario.yaml), skipping names with '_'."""
+    root = Path(root)
+    if not root.is_dir():
+        return []
+    return sorted(
+        p.name
+        for p in root.iterdir()
+        if p.is_dir() and not p.name.startswith("_") and (p / SCENARIO_FILE).is_file()
+    )
+
+
+def load_scenario(path: Path) -> ClusterData:
+    """Load one scenario directory (and its bases) into a ClusterData."""
+    path = Path(path)
+    layer = _load_layer(path, stack=())
+    return _build(layer)
+
+
+# --- reading the layers ----------------------------------------------------------------------
+
+
+def _read_meta(path: Path) -> dict[str, Any]:
+    meta_file = path / SCENARIO_FILE
+    if not meta_file.is_file():
+        raise ScenarioError(f"{meta_file}: not found (a scenario directory needs {SCENARIO_FILE})")
+    try:
+        meta = yaml.safe_load(meta_file.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as exc:
+        raise ScenarioError(f"{meta_file}: invalid YAML: {exc}") from exc
+    if not isinstance(meta, dict):
+        raise ScenarioError(f"{meta_file}: must be a mapping")
+    unknown = sorted(set(meta) - SCENARIO_KEYS)
+    if unknown:
+        raise ScenarioError(
+            f"{meta_file}: unknown key(s) {', '.join(unknown)}; allowed: {', '.join(sorted(SCENARIO_KEYS))}"
+        )
+    for key in ("include", "delete"):
+        if not isinstance(meta.get(key, []), list):
+            raise ScenarioError(f"{meta_file}: {key} must be a list")
+    return meta
+
+
+def _load_layer(path: Path, stack: tuple[Path, ...]) -> _Layer:
+    path = path.resolve()
+    if path in stack:
+        chain = " -> ".join(p.name for p in (*stack, path))
+        raise ScenarioError(f"{path / SCENARIO_FILE}: base cycle: {chain}")
+    meta = _read_meta(path)
+    root = path.parent
+    layer = _Layer()
+    if meta.get("base"):
+        layer = _load_layer(root / str(meta["base"]), (*stack, path))
+    for inc in meta.get("include", []):
+        for file in _include_files(root / str(inc), path / SCENARIO_FILE):
+            for doc in _read_objects(file):
+                layer.put(doc)
+    objects_dir = path / "objects"
+    if objects_dir.is_dir():
+        for file in _yaml_files(objects_dir):
+            for doc in _read_objects(file):
+                layer.put(doc)
+    _read_logs(path / "logs", layer)
+    for entry in meta.get("delete", []):
+        _delete(layer, str(entry), path / SCENARIO_FILE)
+    if meta.get("serverVersion"):
+        layer.server_version = str(meta["serverVersion"])
+    return layer
+
+
+def _yaml_files(directory: Path) -> list[Path]:
+    return sorted(p for p in directory.rglob("*") if p.suffix in (".yaml", ".yml", ".json"))
+
+
+def _include_files(target: Path, meta_file: Path) -> list[Path]:
+    if target.is_dir():
+        return _yaml_files(target)
+    if target.is_file():
+        return [target]
+    raise ScenarioError(f"{meta_file}: include {target} does not exist")
+
+
+def _read_objects(file: Path) -> list[_Doc]:
+    try:
+        raw = list(yaml.safe_load_all(file.read_text(encoding="utf-8")))
+    except yaml.YAMLError as exc:
+        raise ScenarioError(f"{file}: invalid YAML: {exc}") from exc
+    docs: list[_Doc] = []
+    for index, obj in enumerate(raw):
+        if obj is None:
+            continue
+        if not isinstance(obj, dict):
+            raise ScenarioError(f"{file}: document {index + 1} is not a mapping")
+        items = obj.get("items") if obj.get("kind") == "List" else [obj]
+        for item in items or []:
+            docs.append(_check_doc(file, index, item))
+    return docs
+
+
+def _check_doc(file: Path, index: int, obj: Any) -> _Doc:
+    if not isinstance(obj, dict):
+        raise ScenarioError(f"{file}: document {index + 1}: an item is not a mapping")
+    meta = obj.get("metadata")
+    for key in ("apiVersion", "kind"):
+        if not obj.get(key):
+            raise ScenarioError(f"{file}: document {index + 1}: {key} is missing")
+    if not isinstance(meta, dict) or not meta.get("name"):
+        raise ScenarioError(
+            f"{file}: document {index + 1} ({obj['kind']}): metadata.name is missing"
+        )
+    return _Doc(file, obj)
+
+
+def _read_logs(logs_dir: Path, layer: _Layer) -> None:
+    if not logs_dir.is_dir():
+        return
+    for file in sorted(logs_dir.rglob("*.log")):
+        rel = file.relative_to(logs_dir).parts
+        if len(rel) != 3:
+            raise ScenarioError(
+                f"{file}: logs must be logs/<namespace>/<pod>/<container>[.previous].log"
+            )
+        namespace, pod, fname = rel
+        previous = fname.endswith(".previous.log")
+        container = fname[: -len(".previous.log")] if previous else fname[: -len(".log")]
+        key = LogKey(namespace, pod, container, previous)
+        layer.logs[key] = file.read_text(encoding="utf-8", errors="replace")
+        layer.log_sources[key] = file
+
+
+def _delete(layer: _Layer, entry: str, meta_file: Path) -> None:
+    parts = entry.split("/")
+    if len(parts) not in (2, 3) or not all(parts):
+        raise ScenarioError(
+            f"{meta_file}: delete entry {entry!r} must be Kind/namespace/name or Kind/name"
+        )
+    kind, group = parts[0], None
+    if "." in kind:  # Kind.group disambiguates, e.g. Event.events.k8s.io
+        kind, group = kind.split(".", 1)
+    ns, name = (parts[1], parts[2]) if len(parts) == 3 else ("", parts[1])
+    keep = [
+        d
+        for d in layer.docs
+        if not (
+            d.identity[1] == kind
+            and d.identity[2:] == (ns, name)
+            and (group is None or d.identity[0] == group)
+        )
+    ]
+    if len(keep) == len(layer.docs):
+        raise ScenarioError(f"{meta_file}: delete {entry!r}: no such object in the scenario")
+    layer.docs = keep
+    if kind == "Pod" and group in (None, ""):
+        for key in [k for k in layer.logs if (k.namespace, k.pod) == (ns, name)]:
+            del layer.logs[key]
+            layer.log_sources.pop(key, None)
+
+
+# --- building the ClusterData ----------------------------------------------------------------
+
+
+def _build(layer: _Layer) -> ClusterData:
+    data = ClusterData(server_version=version_info(layer.server_version or DEFAULT_SERVER_VERSION))
+    add_builtin_types(data)
+    served: dict[tuple[str, str], set[str]] = {}  # (group, kind) -> every served version
+    for doc in layer.docs:
+        if doc.obj.get("kind") == "CustomResourceDefinition":
+            rtype = crd_type(doc.obj, doc.source)
+            data.add_type(rtype)
+            served[(rtype.group, rtype.kind)] = served_versions(doc.obj)
+    docs = [_prepare(doc, data, served) for doc in layer.docs]
+    _fill_resource_versions(docs)
+    for doc in docs:
+        data.add_object(doc.obj)
+    _link_references(data)
+    _check_logs(layer, data)
+    data.logs.update(layer.logs)
+    return data
+
+
+def version_info(git_version: str) -> dict[str, str]:
+    """A /version answer for a gitVersion like "v1.30.4" or "v1.29.8-eks-a737599"."""
+    m = re.match(r"^v(\d+)\.(\d+)\.(\d+)(.*)$", git_version)
+    if m is None:
+        raise ScenarioError(f"serverVersion {git_version!r} is not like v1.30.4")
+    major, minor, _, suffix = m.groups()
+    return {
+        "major": major,
+        "minor": minor + ("+" if suffix else ""),
+        "gitVersion": git_version,
+        "gitCommit": uuid.uuid5(_UID_NAMESPACE, git_version).hex + "00000000",
+        "gitTreeState": "clean",
+        "buildDate": "2024-08-14T00:00:00Z",
+        "goVersion": "go1.22.5",
+        "compiler": "gc",
+        "platform": "linux/amd64",
+    }
+
+
+_VERSION_RE = re.compile(r"^v(\d+)(?:(alpha|beta)(\d+))?$")
+
+
+def version_priority(version: str) -> tuple[int, int, int, str]:
+    """Sort key for kube-aware version order: v2 > v1 > v1beta2 > v1beta1 > v1alpha1 > other."""
+    m = _VERSION_RE.match(version)
+    if m is None:
+        return (3, 0, 0, version)
+    major, stage, minor = m.groups()
+    rank = {None: 0, "beta": 1, "alpha": 2}[stage]
+    return (rank, -int(major), -int(minor or 0), "")
+
+
+def served_versions(crd: dict[str, Any]) -> set[str]:
+    versions = (crd.get("spec") or {}).get("versions") or []
+    return {v["name"] for v in versions if v.get("served", True) and v.get("name")}
+
+
+def crd_type(crd: dict[str, Any], source: Path | str = "<crd>") -> ResourceType:
+    """The ResourceType a CustomResourceDefinition serves (its preferred served version)."""
+    spec = crd.get("spec") or {}
+    names = spec.get("names") or {}
+    name = (crd.get("metadata") or {}).get("name")
+    where = f"{source}: CustomResourceDefinition/{name}"
+    group, plural, kind = spec.get("group"), names.get("plural"), names.get("kind")
+    if not (group and plural and kind):
+        raise ScenarioError(
+            f"{where}: spec.group, spec.names.plural and spec.names.kind are required"
+        )
+    if name != f"{plural}.{group}":
+        raise ScenarioError(f"{where}: metadata.name must be {plural}.{group}")
+    if spec.get("scope") not in ("Namespaced", "Cluster"):
+        raise ScenarioError(f"{where}: spec.scope must be Namespaced or Cluster")
+    served = [v for v in spec.get("versions") or [] if v.get("served", True) and v.get("name")]
+    if not served:
+        raise ScenarioError(f"{where}: no served version in spec.versions")
+    preferred = min(served, key=lambda v: version_priority(v["name"]))
+    columns = tuple(dict(c) for c in preferred.get("additionalPrinterColumns") or ())
+    return ResourceType(
+        group=group,
+        version=preferred["name"],
+        resource=plural,
+        kind=kind,
+        namespaced=spec["scope"] == "Namespaced",
+        singular=names.get("singular") or kind.lower(),
+        short_names=tuple(names.get("shortNames") or ()),
+        printer_columns=columns,
+    )
+
+
+def _prepare(doc: _Doc, data: ClusterData, served: dict[tuple[str, str], set[str]]) -> _Doc:
+    obj = copy.deepcopy(doc.obj)
+    group, kind, ns, name = doc.identity
+    rtype = data.type_for_kind(obj["apiVersion"], kind)
+    version = str(obj["apiVersion"]).rpartition("/")[2]
+    if rtype is None and version in served.get((group, kind), ()):
+        # Another served version of a CRD: the API converts (strategy None), so do we.
+        rtype = next(t for t in data.types.values() if (t.group, t.kind) == (group, kind))
+        obj["apiVersion"] = rtype.api_version
+    if rtype is None:
+        raise ScenarioError(
+            f"{doc.source}: {doc.describe()}: no resource type for apiVersion "
+            f"{obj['apiVersion']!r} kind {kind!r} (not built in, and no "
+            "CustomResourceDefinition in the scenario serves it)"
+        )
+    if rtype.key == SECRET_KEY:
+        raise ScenarioError(
+            f"{doc.source}: {doc.describe()}: Secrets are never served (the collector never "
+            "reads them); describe the Secret's effect instead"
+        )
+    meta = obj["metadata"]
+    if rtype.namespaced and not ns:
+        meta["namespace"] = ns = "default"
+    if not rtype.namespaced and ns:
+        raise ScenarioError(
+            f"{doc.source}: {doc.describe()}: {rtype.kind} is cluster-scoped; remove metadata.namespace"
+        )
+    meta.setdefault("uid", object_uid(rtype.group, kind, ns, name))
+    meta.setdefault("creationTimestamp", DEFAULT_CREATION_TIMESTAMP)
+    completer = _COMPLETERS.get(rtype.key)
+    if completer is not None:
+        completer(obj)
+    return _Doc(doc.source, obj)
+
+
+def object_uid(group: str, kind: str, namespace: str, name: str) -> str:
+    """The uid given to an object that has none: stable across runs and machines."""
+    return str(uuid.uuid5(_UID_NAMESPACE, f"{group}/{kind}/{namespace}/{name}"))
+
+
+# Fields the API server or kubelet always set, which hand-written objects tend to leave out;
+# typed clients (kubernetes>=35 validates with pydantic) reject objects without them.
+
+
+def _complete_pod(pod: dict[str, Any]) -> None:
+    spec, status = pod.get("spec") or {}, pod.get("status") or {}
+    images = {
+        c.get("name"): c.get("image", "")
+        for part in ("initContainers", "containers", "ephemeralContainers")
+        for c in spec.get(part) or []
+    }
+    for part in ("initContainerStatuses", "containerStatuses", "ephemeralContainerStatuses"):
+        for cs in status.get(part) or []:
+            cs.setdefault("image", images.get(cs.get("name"), ""))
+            cs.setdefault("imageID", "")
+            cs.setdefault("ready", False)
+            cs.setdefault("restartCount", 0)
+
+
+def _complete_node(node: dict[str, Any]) -> None:
+    info = node.setdefault("status", {}).setdefault("nodeInfo", {})
+    seed = uuid.uuid5(_UID_NAMESPACE, "node/" + node["metadata"]["name"])
+    info.setdefault("architecture", "amd64")
+    info.setdefault("operatingSystem", "linux")
+    info.setdefault("bootID", str(uuid.uuid5(seed, "boot")))
+    info.setdefault("machineID", uuid.uuid5(seed, "machine").hex)
+    info.setdefault("systemUUID", str(uuid.uuid5(seed, "system")).upper())
+    for key in ("containerRuntimeVersion", "kernelVersion", "kubeletVersion", "osImage"):
+        info.setdefault(key, "")
+    info.setdefault("kubeProxyVersion", info["kubeletVersion"])
+
+
+_COMPLETERS = {("", "pods"): _complete_pod, ("", "nodes"): _complete_node}
+
+
+def _fill_resource_versions(docs: list[_Doc]) -> None:
+    # Numbered in a stable order (by identity) so resourceVersions do not depend on file order.
+    ordered = sorted(docs, key=lambda d: tuple(str(x) for x in d.identity))
+    for n, doc in enumerate(ordered):
+        meta = doc.obj["metadata"]
+        if "resourceVersion" not in meta:
+            meta["resourceVersion"] = str(_FIRST_RESOURCE_VERSION + n)
+        else:
+            meta["resourceVersion"] = str(meta["resourceVersion"])
+
+
+def _link_references(data: ClusterData) -> None:
+    """Fill uids that hand-written references leave out (describe matches events by uid)."""
+    uids: dict[tuple[str, str, str], str] = {}
+    for objs in data.objects.values():
+        for obj in objs:
+            meta = obj["metadata"]
+            uids[(obj["kind"], meta.get("namespace", ""), meta["name"])] = meta["uid"]
+    for obj in data.objects.get(("", "events"), []):
+        ref = obj.get("involvedObject")
+        _fill_uid(ref, uids, obj["metadata"].get("namespace", ""))
+    for obj in data.objects.get(("events.k8s.io", "events"), []):
+        _fill_uid(obj.get("regarding"), uids, obj["metadata"].get("namespace", ""))
+    for objs in data.objects.values():
+        for obj in objs:
+            ns = obj["metadata"].get("namespace", "")
+            for ref in obj["metadata"].get("ownerReferences") or []:
+                _fill_uid(ref, uids, ns)
+
+
+def _fill_uid(ref: Any, uids: dict[tuple[str, str, str], str], default_ns: str) -> None:
+    if not isinstance(ref, dict) or ref.get("uid") or not ref.get("kind"):
+        return
+    ns = ref.get("namespace", default_ns)
+    for candidate in (ns, ""):
+        uid = uids.get((ref["kind"], candidate, ref.get("name", "")))
+        if uid:
+            ref["uid"] = uid
+            return
+    # An object outside the scenario: the uid it would have had, so references stay consistent.
+    group = str(ref.get("apiVersion", "")).rpartition("/")[0]
+    ref["uid"] = object_uid(group, ref["kind"], ns, str(ref.get("name", "")))
+
+
+def _check_logs(layer: _Layer, data: ClusterData) -> None:
+    pods = {
+        (p["metadata"].get("namespace", ""), p["metadata"]["name"]): p
+        for p in data.objects.get(("", "pods"), [])
+    }
+    for key, source in layer.log_sources.items():
+        pod = pods.get((key.namespace, key.pod))
+        if pod is None:
+            raise ScenarioError(f"{source}: no pod {key.namespace}/{key.pod} in the scenario")
+        spec = pod.get("spec") or {}
+        names = [
+            c.get("name")
+            for part in ("initContainers", "containers", "ephemeralContainers")
+            for c in spec.get(part) or []
+        ]
+        if key.container not in names:
+            raise ScenarioError(
+                f"{source}: pod {key.namespace}/{key.pod} has no container {key.container!r} "
+                f"(it has: {', '.join(str(n) for n in names)})"
+            )

@@ -1,0 +1,1096 @@
+"""A read-only Kubernetes API server on loopback that serves a `ClusterData`.
+
+The real kubectl and the real `kubernetes` client talk to it: discovery (plain and aggregated),
+get/list with label and field selectors and pagination, server-side Tables, pod logs, and
+Status errors worded like the real API. Faults (403/404/429/500/503, latency, hangs) can be
+injected per resource and verb for tests.
+
+    with Emulator(load_scenario(path)) as emu:
+        emu.write_kubeconfig(tmp / "kubeconfig")
+        emu.faults.add(resource="gpus", verb="list", status=403)
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import math
+import sys
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import yaml
+
+from analyzer.cluster import ClusterData, LogKey, ResourceType
+from analyzer.emulator.builtin import CATEGORIES, CRD_KEY, SECRET_KEY, SUBRESOURCES, group_rank
+from analyzer.emulator.scenario import version_priority
+from analyzer.emulator.selectors import (
+    SelectorError,
+    parse_field_selector,
+    parse_label_selector,
+    supported_fields,
+)
+from analyzer.emulator.tables import (
+    build_table,
+    core_to_events_v1,
+    events_v1_to_core,
+    partial_metadata,
+)
+
+DEFAULT_USER = "system:serviceaccount:default:tf-support"
+JSON = "application/json"
+AGGREGATED_V2 = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
+# A hanging request is released at stop() or after this long, whichever comes first.
+HANG_SECONDS = 300.0
+# Containers in these waiting states have never run, so they have no log yet.
+_NEVER_STARTED = {
+    "ContainerCreating",
+    "PodInitializing",
+    "ErrImagePull",
+    "ImagePullBackOff",
+    "InvalidImageName",
+    "CreateContainerConfigError",
+    "CreateContainerError",
+}
+
+
+# --- Status objects --------------------------------------------------------------------------
+
+_REASONS = {
+    400: "BadRequest",
+    401: "Unauthorized",
+    403: "Forbidden",
+    404: "NotFound",
+    405: "MethodNotAllowed",
+    406: "NotAcceptable",
+    409: "Conflict",
+    410: "Gone",
+    429: "TooManyRequests",
+    500: "InternalError",
+    503: "ServiceUnavailable",
+    504: "Timeout",
+}
+
+
+def status_object(
+    code: int,
+    message: str,
+    *,
+    reason: str | None = None,
+    details: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """A metav1.Status with status Failure, as the API server sends for every error."""
+    out: dict[str, Any] = {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": message,
+        "reason": reason or _REASONS.get(code, "Unknown"),
+        "code": code,
+    }
+    if details is not None:
+        out["details"] = details
+    return out
+
+
+class ApiError(Exception):
+    """An error answer: a Status object with its HTTP code (and extra headers)."""
+
+    def __init__(self, status: dict[str, Any], headers: dict[str, str] | None = None) -> None:
+        super().__init__(status["message"])
+        self.status = status
+        self.headers = headers or {}
+
+    @property
+    def code(self) -> int:
+        return int(self.status["code"])
+
+
+def _qualified(rtype: ResourceType) -> str:
+    return f"{rtype.resource}.{rtype.group}" if rtype.group else rtype.resource
+
+
+def _details(rtype: ResourceType, name: str | None) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if name:
+        out["name"] = name
+    if rtype.group:
+        out["group"] = rtype.group
+    out["kind"] = rtype.resource
+    return out
+
+
+def not_found(rtype: ResourceType, name: str) -> ApiError:
+    return ApiError(
+        status_object(404, f'{_qualified(rtype)} "{name}" not found', details=_details(rtype, name))
+    )
+
+
+def no_such_path() -> ApiError:
+    return ApiError(
+        status_object(404, "the server could not find the requested resource", details={})
+    )
+
+
+def bad_request(message: str) -> ApiError:
+    return ApiError(status_object(400, message))
+
+
+def method_not_allowed() -> ApiError:
+    return ApiError(
+        status_object(
+            405, "the server does not allow this method on the requested resource", details={}
+        )
+    )
+
+
+# --- faults ----------------------------------------------------------------------------------
+
+
+@dataclass
+class Fault:
+    """One injected fault: which requests it hits and what it does to them."""
+
+    resource: str = "*"  # "pods", "gpus" or "gpus.tensor-fusion.ai"; "*" = every request
+    verb: str = "*"  # list | get | log | create | watch | *
+    namespace: str | None = None
+    name: str | None = None
+    status: int | None = None  # None: only the latency
+    latency: float = 0.0
+    count: int | None = None  # None: always; N: the first N matching requests
+    retry_after: float | None = None
+    hang: bool = False
+    message: str | None = None
+    hits: int = 0
+
+    def matches(self, req: Target) -> bool:
+        if self.resource not in ("*", None) and self.resource not in req.resource_names:
+            return False
+        if self.verb not in ("*", None) and self.verb != req.verb:
+            return False
+        if self.namespace is not None and self.namespace != req.namespace:
+            return False
+        return self.name is None or self.name == req.name
+
+    @property
+    def spent(self) -> bool:
+        return self.count is not None and self.hits >= self.count
+
+
+class Faults:
+    """The faults of one emulator; thread-safe. `latency` applies to every request."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._faults: list[Fault] = []
+        self._latency = 0.0
+
+    @property
+    def latency(self) -> float:
+        with self._lock:
+            return self._latency
+
+    @latency.setter
+    def latency(self, seconds: float) -> None:
+        with self._lock:
+            self._latency = float(seconds)
+
+    def add(
+        self,
+        resource: str = "*",
+        verb: str = "*",
+        namespace: str | None = None,
+        name: str | None = None,
+        status: int | None = None,
+        latency: float = 0.0,
+        count: int | None = None,
+        retry_after: float | None = None,
+        hang: bool = False,
+        message: str | None = None,
+    ) -> Fault:
+        fault = Fault(
+            resource, verb, namespace, name, status, latency, count, retry_after, hang, message
+        )
+        with self._lock:
+            self._faults.append(fault)
+        return fault
+
+    def clear(self) -> None:
+        """Remove every fault and reset the global latency to 0."""
+        with self._lock:
+            self._faults.clear()
+            self._latency = 0.0
+
+    def take(self, target: Target) -> Fault | None:
+        """The first live fault matching the request, counting it as used."""
+        with self._lock:
+            for fault in self._faults:
+                if not fault.spent and fault.matches(target):
+                    fault.hits += 1
+                    return fault
+        return None
+
+    def denies(self, target: Target) -> bool:
+        """Whether a 403 fault covers this access (for SelfSubjectAccessReviews)."""
+        with self._lock:
+            return any(f.status == 403 and not f.spent and f.matches(target) for f in self._faults)
+
+
+# --- requests --------------------------------------------------------------------------------
+
+
+@dataclass
+class Target:
+    """What a request addresses, in the terms faults and RBAC messages use."""
+
+    verb: str
+    rtype: ResourceType | None = None
+    namespace: str | None = None
+    name: str | None = None
+    subresource: str | None = None
+
+    @property
+    def resource_names(self) -> set[str]:
+        if self.rtype is None:
+            return set()
+        return {self.rtype.resource, _qualified(self.rtype)}
+
+
+@dataclass
+class Request:
+    method: str
+    path: str
+    query: dict[str, str]
+    accept: str
+    body: bytes = b""
+
+    @classmethod
+    def parse(cls, method: str, raw_path: str, accept: str, body: bytes) -> Request:
+        parts = urlsplit(raw_path)
+        query = {k: v[0] for k, v in parse_qs(parts.query, keep_blank_values=True).items()}
+        return cls(method, parts.path or "/", query, accept or "", body)
+
+    def flag(self, name: str) -> bool:
+        return self.query.get(name, "").lower() in ("true", "1")
+
+    def int_param(self, name: str) -> int | None:
+        value = self.query.get(name)
+        if value in (None, ""):
+            return None
+        try:
+            return int(value)
+        except ValueError:
+            raise bad_request(f"{name}: Invalid value: {value!r}: must be an integer") from None
+
+
+@dataclass
+class Response:
+    code: int
+    body: bytes
+    content_type: str = JSON
+    headers: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def json(cls, code: int, obj: Any, content_type: str = JSON, **headers: str) -> Response:
+        return cls(code, json.dumps(obj, separators=(",", ":")).encode(), content_type, headers)
+
+
+def _media_ranges(accept: str) -> Iterator[tuple[str, dict[str, str]]]:
+    for item in accept.split(","):
+        mtype, *params = [p.strip() for p in item.split(";")]
+        kv = dict(p.split("=", 1) for p in params if "=" in p)
+        yield mtype.lower(), {k.strip(): v.strip() for k, v in kv.items()}
+
+
+def _wanted_shape(accept: str) -> tuple[str, str]:
+    """("table"|"partial"|"json", meta.k8s.io version) chosen from the Accept header."""
+    for mtype, params in _media_ranges(accept or JSON):
+        if mtype not in (JSON, "*/*", "application/*"):
+            continue  # protobuf, yaml: we only speak JSON and fall through to it
+        if params.get("g") == "meta.k8s.io" and params.get("v") in ("v1", "v1beta1"):
+            if params.get("as") == "Table":
+                return "table", params["v"]
+            if params.get("as", "").startswith("PartialObjectMetadata"):
+                return "partial", params["v"]
+            continue
+        if not params.get("as"):
+            return "json", "v1"
+    return "json", "v1"
+
+
+def _wants_aggregated(accept: str) -> str | None:
+    for mtype, params in _media_ranges(accept):
+        if (
+            mtype == JSON
+            and params.get("g") == "apidiscovery.k8s.io"
+            and params.get("as") == "APIGroupDiscoveryList"
+            and params.get("v") in ("v2", "v2beta1")
+        ):
+            return params["v"]
+    return None
+
+
+# --- the emulator ----------------------------------------------------------------------------
+
+
+class Emulator:
+    """Serve `data` over HTTP on host:port (port 0 picks a free one)."""
+
+    def __init__(
+        self,
+        data: ClusterData,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        *,
+        verbose: bool = False,
+        user: str = DEFAULT_USER,
+        aggregated_discovery: bool = True,
+    ) -> None:
+        self.data = data
+        self.faults = Faults()
+        self.verbose = verbose
+        self.user = user
+        self.aggregated_discovery = aggregated_discovery
+        # (method, path with query, HTTP code) of recent requests, newest last.
+        self.history: deque[tuple[str, str, int]] = deque(maxlen=10_000)
+        self._count = 0
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._foreground = False
+        self._httpd = _HTTPServer((host, port), _Handler)
+        self._httpd.emulator = self
+
+    # lifecycle
+
+    @property
+    def host(self) -> str:
+        return str(self._httpd.server_address[0])
+
+    @property
+    def port(self) -> int:
+        return int(self._httpd.server_address[1])
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    @property
+    def requests(self) -> int:
+        with self._lock:
+            return self._count
+
+    def start(self) -> Emulator:
+        if self._thread is None:
+            self._thread = threading.Thread(
+                target=self._httpd.serve_forever,
+                kwargs={"poll_interval": 0.05},
+                name=f"k8s-emulator-{self.port}",
+                daemon=True,
+            )
+            self._thread.start()
+        return self
+
+    def serve_forever(self) -> None:
+        """Serve in the calling thread until stop() from another thread, or Ctrl-C."""
+        self._foreground = True
+        try:
+            self._httpd.serve_forever(poll_interval=0.2)
+        except KeyboardInterrupt:
+            pass
+        finally:
+            self._foreground = False
+            self._stopping.set()
+            self._httpd.server_close()
+
+    def stop(self) -> None:
+        """Stop serving; hanging requests are released. Safe to call more than once."""
+        self._stopping.set()
+        if self._thread is not None or self._foreground:
+            self._httpd.shutdown()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            self._thread = None
+        self._httpd.server_close()
+
+    def __enter__(self) -> Emulator:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def write_kubeconfig(
+        self, path: Path | str, context: str = "tf-emulated", namespace: str | None = None
+    ) -> Path:
+        """Write a kubeconfig (no auth) pointing at this emulator; returns the path."""
+        ctx: dict[str, Any] = {"cluster": context, "user": context}
+        if namespace:
+            ctx["namespace"] = namespace
+        config = {
+            "apiVersion": "v1",
+            "kind": "Config",
+            "clusters": [{"name": context, "cluster": {"server": self.url}}],
+            "contexts": [{"name": context, "context": ctx}],
+            "current-context": context,
+            "users": [{"name": context, "user": {}}],
+            "preferences": {},
+        }
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+        return path
+
+    # request handling
+
+    def handle(self, req: Request) -> Response | None:
+        """Answer one request; None means: drop the connection without an answer (hang)."""
+        with self._lock:
+            self._count += 1
+        started = time.monotonic()
+        try:
+            resp = self._answer(req)
+        except ApiError as err:
+            resp = Response.json(err.code, err.status, **err.headers)
+        except Exception as exc:  # the server must outlive any bug in one answer
+            resp = Response.json(500, status_object(500, f"Internal error occurred: {exc!r}"))
+        code = resp.code if resp is not None else 0
+        self.history.append((req.method, _with_query(req), code))
+        if self.verbose:
+            took = (time.monotonic() - started) * 1000
+            print(
+                f"{req.method} {_with_query(req)} -> {code or 'hang'} ({took:.1f} ms)",
+                file=sys.stderr,
+                flush=True,
+            )
+        return resp
+
+    def _answer(self, req: Request) -> Response | None:
+        if self.faults.latency > 0:
+            time.sleep(self.faults.latency)
+        handler, target = self._route(req)
+        fault = self.faults.take(target)
+        if fault is not None:
+            if fault.latency > 0:
+                time.sleep(fault.latency)
+            if fault.hang:
+                self._stopping.wait(HANG_SECONDS)
+                return None
+            if fault.status is not None:
+                raise self._fault_error(fault, target)
+        return handler()
+
+    def _fault_error(self, fault: Fault, target: Target) -> ApiError:
+        code = int(fault.status or 500)
+        rtype = target.rtype
+        details = _details(rtype, target.name) if rtype is not None else {}
+        headers: dict[str, str] = {}
+        if code == 403 and rtype is not None:
+            message = fault.message or self._forbidden_message(target)
+        elif code == 404 and rtype is not None and target.name:
+            return not_found(rtype, target.name)
+        elif code == 429:
+            message = fault.message or "Too many requests, please try again later."
+            if fault.retry_after is not None:
+                seconds = max(1, math.ceil(fault.retry_after))  # the header takes whole seconds
+                headers["Retry-After"] = str(seconds)
+                details["retryAfterSeconds"] = seconds
+        elif code == 500:
+            message = f"Internal error occurred: {fault.message or 'injected fault'}"
+            details["causes"] = [{"message": fault.message or "injected fault"}]
+        elif code == 503:
+            message = fault.message or "the server is currently unable to handle the request"
+        elif code == 504:
+            message = fault.message or (
+                "the server was unable to return a response in the time allotted, but may "
+                "still be processing the request"
+            )
+        else:
+            message = fault.message or f"injected fault ({code})"
+        return ApiError(status_object(code, message, details=details), headers)
+
+    def _forbidden_message(self, target: Target) -> str:
+        rtype = target.rtype
+        assert rtype is not None
+        verb = {"log": "get"}.get(target.verb, target.verb)
+        resource = f"{rtype.resource}/log" if target.verb == "log" else rtype.resource
+        subject = _qualified(rtype) + (f' "{target.name}"' if target.name else "")
+        scope = (
+            f'in the namespace "{target.namespace}"' if target.namespace else "at the cluster scope"
+        )
+        return (
+            f'{subject} is forbidden: User "{self.user}" cannot {verb} resource "{resource}" '
+            f'in API group "{rtype.group}" {scope}'
+        )
+
+    # routing
+
+    def _route(self, req: Request) -> tuple[Callable[[], Response], Target]:
+        path = req.path.rstrip("/") or "/"
+        parts = [p for p in path.split("/") if p]
+        plain = self._non_resource(req, path)
+        if plain is not None:
+            if req.method != "GET":
+                raise method_not_allowed()
+            return plain, Target("get")
+        if not parts or parts[0] not in ("api", "apis"):
+            raise no_such_path()
+        if parts[0] == "api":
+            group, version, rest = "", parts[1] if len(parts) > 1 else "", parts[2:]
+        else:
+            group = parts[1] if len(parts) > 1 else ""
+            version, rest = (parts[2] if len(parts) > 2 else ""), parts[3:]
+        if not rest:
+            raise no_such_path()
+        return self._resource_route(req, group, version, rest)
+
+    def _non_resource(self, req: Request, path: str) -> Callable[[], Response] | None:
+        parts = [p for p in path.split("/") if p]
+        if path == "/version":
+            return lambda: Response.json(200, self.data.server_version)
+        if path in ("/healthz", "/livez", "/readyz"):
+            return lambda: Response(200, b"ok", "text/plain; charset=utf-8")
+        if path == "/api":
+            return lambda: self._core_versions(req)
+        if path == "/apis":
+            return lambda: self._group_list(req)
+        if parts[:1] == ["api"] and len(parts) == 2:
+            return lambda: self._resource_list("", parts[1])
+        if parts[:1] == ["apis"] and len(parts) == 2:
+            return lambda: self._group(parts[1])
+        if parts[:1] == ["apis"] and len(parts) == 3:
+            return lambda: self._resource_list(parts[1], parts[2])
+        return None
+
+    def _resource_route(
+        self, req: Request, group: str, version: str, rest: list[str]
+    ) -> tuple[Callable[[], Response], Target]:
+        namespace = None
+        if rest[0] == "namespaces" and len(rest) >= 3:
+            namespace, rest = rest[1], rest[2:]
+        if len(rest) > 3:
+            raise no_such_path()
+        resource, name, sub = rest[0], _at(rest, 1), _at(rest, 2)
+        rtype = self.data.types.get((group, resource))
+        if rtype is None or rtype.version != version:
+            raise no_such_path()
+        if (namespace is not None and not rtype.namespaced) or (
+            namespace is None and rtype.namespaced and name is not None
+        ):
+            raise no_such_path()
+        if sub is not None:
+            if sub not in SUBRESOURCES.get(rtype.key, {}) or req.method != "GET":
+                raise no_such_path() if req.method == "GET" else method_not_allowed()
+            target = Target("log", rtype, namespace, name, sub)
+            return (lambda: self._log(req, rtype, namespace or "", name or "")), target
+        if req.method == "POST" and name is None and "create" in rtype.verbs:
+            return (lambda: self._review(req, rtype)), Target("create", rtype, namespace)
+        if req.method != "GET" or "list" not in rtype.verbs:
+            raise method_not_allowed()
+        if name is not None:
+            return (lambda: self._get(req, rtype, namespace, name)), Target(
+                "get", rtype, namespace, name
+            )
+        if req.flag("watch"):
+            raise ApiError(
+                status_object(
+                    405,
+                    "watch is not supported by this read-only emulator",
+                    reason="MethodNotAllowed",
+                    details={},
+                )
+            )
+        return (lambda: self._list(req, rtype, namespace)), Target("list", rtype, namespace)
+
+    # objects
+
+    def objects(self, rtype: ResourceType) -> list[dict[str, Any]]:
+        """The objects served for a type, sorted by namespace then name."""
+        if rtype.key == SECRET_KEY:
+            return []  # never served, whatever the data holds
+        own = list(self.data.objects.get(rtype.key, []))
+        other = {
+            ("", "events"): ("events.k8s.io", "events"),
+            ("events.k8s.io", "events"): ("", "events"),
+        }.get(rtype.key)
+        if other is not None:
+            # One event store, two API views: each group also serves the other's events.
+            convert = core_to_events_v1 if rtype.group else events_v1_to_core
+            seen = {_ns_name(o) for o in own}
+            own += [convert(o) for o in self.data.objects.get(other, []) if _ns_name(o) not in seen]
+        return sorted(own, key=_ns_name)
+
+    def _resource_version(self) -> str:
+        top = 0
+        for objs in self.data.objects.values():
+            for obj in objs:
+                rv = str(obj.get("metadata", {}).get("resourceVersion", ""))
+                if rv.isdigit():
+                    top = max(top, int(rv))
+        return str(top or 1)
+
+    def _get(self, req: Request, rtype: ResourceType, ns: str | None, name: str) -> Response:
+        for obj in self.objects(rtype):
+            if _ns_name(obj) == (ns or "", name):
+                return self._shaped(req, rtype, [obj], single=True)
+        raise not_found(rtype, name)
+
+    def _list(self, req: Request, rtype: ResourceType, ns: str | None) -> Response:
+        try:
+            labels = parse_label_selector(req.query.get("labelSelector"))
+            fields = parse_field_selector(req.query.get("fieldSelector"))
+            paths = self._field_paths(rtype)
+            fields.check_supported(paths)
+        except SelectorError as err:
+            raise bad_request(str(err)) from None
+        items = [
+            o
+            for o in self.objects(rtype)
+            if (ns is None or _ns_name(o)[0] == ns)
+            and labels.matches(o.get("metadata", {}).get("labels"))
+            and fields.matches(o, paths)
+        ]
+        rv = self._resource_version()
+        items, meta = self._page(req, items, rv)
+        return self._shaped(req, rtype, items, single=False, list_meta=meta)
+
+    def _field_paths(self, rtype: ResourceType) -> dict[str, str]:
+        paths = supported_fields(rtype.group, rtype.resource)
+        crd = self._crd_object(rtype)
+        for version in (crd or {}).get("spec", {}).get("versions") or []:
+            if version.get("name") == rtype.version:
+                for sel in version.get("selectableFields") or []:
+                    path = str(sel.get("jsonPath", "")).lstrip(".")
+                    paths[path] = path
+        return paths
+
+    def _crd_object(self, rtype: ResourceType) -> dict[str, Any] | None:
+        want = f"{rtype.resource}.{rtype.group}"
+        for crd in self.data.objects.get(CRD_KEY, []):
+            if crd.get("metadata", {}).get("name") == want:
+                return crd
+        return None
+
+    def _page(
+        self, req: Request, items: list[dict[str, Any]], rv: str
+    ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        meta: dict[str, Any] = {"resourceVersion": rv}
+        token = req.query.get("continue")
+        if token:
+            start_after = _decode_continue(token, rv)
+            items = [o for o in items if _ns_name(o) > start_after]
+        limit = req.int_param("limit")
+        if limit is not None and limit > 0 and len(items) > limit:
+            meta["continue"] = _encode_continue(rv, _ns_name(items[limit - 1]))
+            meta["remainingItemCount"] = len(items) - limit
+            items = items[:limit]
+        return items, meta
+
+    def _shaped(
+        self,
+        req: Request,
+        rtype: ResourceType,
+        items: list[dict[str, Any]],
+        *,
+        single: bool,
+        list_meta: dict[str, Any] | None = None,
+    ) -> Response:
+        shape, meta_version = _wanted_shape(req.accept)
+        meta_api = f"meta.k8s.io/{meta_version}"
+        if shape == "table":
+            include = req.query.get("includeObject") or "Metadata"
+            if include not in ("None", "Metadata", "Object"):
+                raise bad_request(f"includeObject: Unsupported value: {include!r}")
+            table_meta = list_meta or {
+                "resourceVersion": items[0]["metadata"].get("resourceVersion", "")
+            }
+            return Response.json(
+                200,
+                build_table(
+                    rtype, items, include_object=include, list_meta=table_meta, api_version=meta_api
+                ),
+            )
+        if shape == "partial":
+            partial = [partial_metadata(o, meta_api) for o in items]
+            if single:
+                return Response.json(200, partial[0])
+            return Response.json(
+                200,
+                {
+                    "kind": "PartialObjectMetadataList",
+                    "apiVersion": meta_api,
+                    "metadata": list_meta or {},
+                    "items": partial,
+                },
+            )
+        if single:
+            return Response.json(200, items[0])
+        return Response.json(
+            200,
+            {
+                "kind": f"{rtype.kind}List",
+                "apiVersion": rtype.api_version,
+                "metadata": list_meta or {},
+                "items": items,
+            },
+        )
+
+    # logs
+
+    def _log(self, req: Request, rtype: ResourceType, ns: str, name: str) -> Response:
+        pod = next((o for o in self.objects(rtype) if _ns_name(o) == (ns, name)), None)
+        if pod is None:
+            raise not_found(rtype, name)
+        container = self._log_container(req, pod, name)
+        previous = req.flag("previous")
+        text = self.data.logs.get(LogKey(ns, name, container, previous))
+        if text is None:
+            if previous:
+                raise bad_request(
+                    f'previous terminated container "{container}" in pod "{name}" not found'
+                )
+            waiting = _waiting_reason(pod, container)
+            if waiting is not None:
+                raise bad_request(
+                    f'container "{container}" in pod "{name}" is waiting to start: {waiting}'
+                )
+            text = ""
+        if text and not text.endswith("\n"):
+            text += "\n"
+        tail = req.int_param("tailLines")
+        if tail is not None and tail >= 0:
+            lines = text.splitlines(keepends=True)
+            text = "".join(lines[-tail:]) if tail else ""
+        body = text.encode("utf-8")
+        limit = req.int_param("limitBytes")
+        if limit is not None and limit > 0:
+            body = body[:limit]
+        return Response(200, body, "text/plain")
+
+    @staticmethod
+    def _log_container(req: Request, pod: dict[str, Any], name: str) -> str:
+        spec = pod.get("spec") or {}
+        containers = [c.get("name") for c in spec.get("containers") or []]
+        every = containers + [
+            c.get("name")
+            for part in ("initContainers", "ephemeralContainers")
+            for c in spec.get(part) or []
+        ]
+        container = req.query.get("container", "")
+        if not container:
+            if len(containers) == 1:
+                return str(containers[0])
+            if not containers:
+                raise bad_request(f"a container name must be specified for pod {name}")
+            raise bad_request(
+                f"a container name must be specified for pod {name}, "
+                f"choose one of: [{' '.join(str(c) for c in containers)}]"
+            )
+        if container not in every:
+            raise bad_request(f"container {container} is not valid for pod {name}")
+        return container
+
+    # access reviews
+
+    def _review(self, req: Request, rtype: ResourceType) -> Response:
+        try:
+            body = json.loads(req.body or b"{}")
+        except ValueError as exc:
+            raise bad_request(f"the body of the request was in an unknown format: {exc}") from None
+        if not isinstance(body, dict):
+            raise bad_request("the body of the request must be a JSON object")
+        body.setdefault("apiVersion", rtype.api_version)
+        body.setdefault("kind", rtype.kind)
+        body.setdefault("metadata", {"creationTimestamp": None})
+        if rtype.resource == "selfsubjectrulesreviews":
+            body["status"] = {
+                "resourceRules": [
+                    {"verbs": ["get", "list"], "apiGroups": ["*"], "resources": ["*"]}
+                ],
+                "nonResourceRules": [{"verbs": ["get"], "nonResourceURLs": ["*"]}],
+                "incomplete": False,
+            }
+            return Response.json(201, body)
+        attrs = (body.get("spec") or {}).get("resourceAttributes") or {}
+        reviewed = self._reviewed_target(attrs)
+        denied = reviewed is not None and self.faults.denies(reviewed)
+        # RBAC gives no reason when it denies, so kubectl prints a bare "no".
+        body["status"] = {"allowed": not denied}
+        return Response.json(201, body)
+
+    def _reviewed_target(self, attrs: dict[str, Any]) -> Target | None:
+        group, resource = str(attrs.get("group", "")), str(attrs.get("resource", ""))
+        rtype = self.data.types.get((group, resource))
+        if rtype is None:
+            return None
+        verb = "log" if attrs.get("subresource") == "log" else str(attrs.get("verb", "get"))
+        return Target(verb, rtype, attrs.get("namespace") or None, attrs.get("name") or None)
+
+    # discovery
+
+    def _groups(self) -> dict[str, dict[str, list[ResourceType]]]:
+        out: dict[str, dict[str, list[ResourceType]]] = {}
+        for rtype in self.data.types.values():
+            out.setdefault(rtype.group, {}).setdefault(rtype.version, []).append(rtype)
+        return out
+
+    def _versions_of(self, group: str) -> list[str]:
+        return sorted(self._groups().get(group, {}), key=version_priority)
+
+    def _group_entry(self, group: str) -> dict[str, Any]:
+        versions = [
+            {"groupVersion": f"{group}/{v}", "version": v} for v in self._versions_of(group)
+        ]
+        return {"name": group, "versions": versions, "preferredVersion": versions[0]}
+
+    def _core_versions(self, req: Request) -> Response:
+        if self.aggregated_discovery and (v := _wants_aggregated(req.accept)):
+            return self._aggregated([""], v)
+        return Response.json(
+            200,
+            {
+                "kind": "APIVersions",
+                "versions": self._versions_of("") or ["v1"],
+                "serverAddressByClientCIDRs": [
+                    {"clientCIDR": "0.0.0.0/0", "serverAddress": f"{self.host}:{self.port}"}
+                ],
+            },
+        )
+
+    def _named_groups(self) -> list[str]:
+        return sorted((g for g in self._groups() if g), key=group_rank)
+
+    def _group_list(self, req: Request) -> Response:
+        if self.aggregated_discovery and (v := _wants_aggregated(req.accept)):
+            return self._aggregated(self._named_groups(), v)
+        groups = [self._group_entry(g) for g in self._named_groups()]
+        return Response.json(200, {"kind": "APIGroupList", "apiVersion": "v1", "groups": groups})
+
+    def _group(self, group: str) -> Response:
+        if group not in self._groups() or not group:
+            raise no_such_path()
+        return Response.json(
+            200, {"kind": "APIGroup", "apiVersion": "v1", **self._group_entry(group)}
+        )
+
+    def _categories(self, rtype: ResourceType) -> tuple[str, ...]:
+        if rtype.key in CATEGORIES:
+            return CATEGORIES[rtype.key]
+        crd = self._crd_object(rtype)
+        return tuple((crd or {}).get("spec", {}).get("names", {}).get("categories") or ())
+
+    def _api_resource(self, rtype: ResourceType) -> dict[str, Any]:
+        entry: dict[str, Any] = {
+            "name": rtype.resource,
+            "singularName": rtype.singular or rtype.kind.lower(),
+            "namespaced": rtype.namespaced,
+            "kind": rtype.kind,
+            "verbs": list(rtype.verbs),
+        }
+        if rtype.short_names:
+            entry["shortNames"] = list(rtype.short_names)
+        if categories := self._categories(rtype):
+            entry["categories"] = list(categories)
+        return entry
+
+    def _resource_list(self, group: str, version: str) -> Response:
+        types = self._groups().get(group, {}).get(version)
+        if not types:
+            raise no_such_path()
+        resources = []
+        for rtype in sorted(types, key=lambda t: t.resource):
+            resources.append(self._api_resource(rtype))
+            for sub, (kind, verbs) in SUBRESOURCES.get(rtype.key, {}).items():
+                resources.append(
+                    {
+                        "name": f"{rtype.resource}/{sub}",
+                        "singularName": "",
+                        "namespaced": rtype.namespaced,
+                        "kind": kind,
+                        "verbs": list(verbs),
+                    }
+                )
+        gv = f"{group}/{version}" if group else version
+        return Response.json(
+            200,
+            {
+                "kind": "APIResourceList",
+                "apiVersion": "v1",
+                "groupVersion": gv,
+                "resources": resources,
+            },
+        )
+
+    def _aggregated(self, groups: list[str], disco_version: str) -> Response:
+        items = []
+        by_group = self._groups()
+        for group in groups:
+            versions = []
+            for version in sorted(by_group.get(group, {}), key=version_priority):
+                types = sorted(by_group[group][version], key=lambda t: t.resource)
+                versions.append(
+                    {
+                        "version": version,
+                        "resources": [self._aggregated_resource(t) for t in types],
+                        "freshness": "Current",
+                    }
+                )
+            meta: dict[str, Any] = {"creationTimestamp": None}
+            if group:
+                meta["name"] = group
+            items.append({"metadata": meta, "versions": versions})
+        body = {
+            "kind": "APIGroupDiscoveryList",
+            "apiVersion": f"apidiscovery.k8s.io/{disco_version}",
+            "metadata": {},
+            "items": items,
+        }
+        ctype = AGGREGATED_V2.replace("v=v2", f"v={disco_version}")
+        return Response.json(200, body, ctype)
+
+    def _aggregated_resource(self, rtype: ResourceType) -> dict[str, Any]:
+        kind = {"group": rtype.group, "version": rtype.version, "kind": rtype.kind}
+        entry: dict[str, Any] = {
+            "resource": rtype.resource,
+            "responseKind": kind,
+            "scope": "Namespaced" if rtype.namespaced else "Cluster",
+            "singularResource": rtype.singular or rtype.kind.lower(),
+            "verbs": list(rtype.verbs),
+        }
+        if rtype.short_names:
+            entry["shortNames"] = list(rtype.short_names)
+        if categories := self._categories(rtype):
+            entry["categories"] = list(categories)
+        subs = [
+            {"subresource": sub, "responseKind": {**kind, "kind": sub_kind}, "verbs": list(verbs)}
+            for sub, (sub_kind, verbs) in SUBRESOURCES.get(rtype.key, {}).items()
+        ]
+        if subs:
+            entry["subresources"] = subs
+        return entry
+
+
+# --- helpers ---------------------------------------------------------------------------------
+
+
+def _at(items: list[str], index: int) -> str | None:
+    return items[index] if len(items) > index else None
+
+
+def _ns_name(obj: dict[str, Any]) -> tuple[str, str]:
+    meta = obj.get("metadata") or {}
+    return (meta.get("namespace") or "", meta.get("name") or "")
+
+
+def _with_query(req: Request) -> str:
+    if not req.query:
+        return req.path
+    return req.path + "?" + "&".join(f"{k}={v}" for k, v in req.query.items())
+
+
+def _encode_continue(rv: str, last: tuple[str, str]) -> str:
+    raw = json.dumps({"v": "emulator/1", "rv": rv, "start": list(last)}).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _decode_continue(token: str, rv: str) -> tuple[str, str]:
+    try:
+        raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
+        data = json.loads(raw)
+        start = data["start"]
+        last = (str(start[0]), str(start[1]))
+        token_rv = str(data["rv"])
+    except (binascii.Error, ValueError, KeyError, IndexError, TypeError) as exc:
+        raise bad_request(f"continue key is not valid: {exc}") from None
+    if token_rv != rv:
+        # The data changed since the first page: the API answers 410 Expired.
+        raise ApiError(
+            status_object(
+                410,
+                "The provided continue parameter is too old to display a consistent list "
+                "result. You can start a new list without the continue parameter.",
+                reason="Expired",
+            )
+        )
+    return last
+
+
+def _waiting_reason(pod: dict[str, Any], container: str) -> str | None:
+    status = pod.get("status") or {}
+    for part in ("containerStatuses", "initContainerStatuses", "ephemeralContainerStatuses"):
+        for cs in status.get(part) or []:
+            if cs.get("name") != container:
+                continue
+            reason = ((cs.get("state") or {}).get("waiting") or {}).get("reason")
+            if reason in _NEVER_STARTED and not cs.get("restartCount"):
+                return str(reason)
+    return None
+
+
+class _HTTPServer(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 128  # the default 5 drops concurrent connects (SYN retry: +1 s)
+    block_on_close = False
+    allow_reuse_address = True
+    emulator: Emulator
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A client that goes away mid-answer is normal here; stay quiet unless verbose.
+        if self.emulator.verbose:
+            super().handle_error(request, client_address)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    # Headers and body go out in two writes; with Nagle on, the client's delayed ACK would
+    # stall every answer by ~40 ms.
+    disable_nagle_algorithm = True
+    server_version = "tf-support-emulator"
+    sys_version = ""
+    server: _HTTPServer
+
+    def do_GET(self) -> None:
+        self._serve("GET")
+
+    def do_POST(self) -> None:
+        self._serve("POST")
+
+    def do_PUT(self) -> None:
+        self._serve("PUT")
+
+    def do_PATCH(self) -> None:
+        self._serve("PATCH")
+
+    def do_DELETE(self) -> None:
+        self._serve("DELETE")
+
+    def do_OPTIONS(self) -> None:
+        self._serve("OPTIONS")
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass  # the emulator logs (when verbose) with the outcome, in handle()
+
+    def _serve(self, method: str) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(length) if length > 0 else b""
+        req = Request.parse(method, self.path, self.headers.get("Accept", ""), body)
+        resp = self.server.emulator.handle(req)
+        if resp is None:
+            self.close_connection = True
+            return
+        self.send_response(resp.code)
+        self.send_header("Content-Type", resp.content_type)
+        self.send_header("Content-Length", str(len(resp.body)))
+        self.send_header("Cache-Control", "no-cache, private")
+        for key, value in resp.headers.items():
+            self.send_header(key, value)
+        self.end_headers()
+        self.wfile.write(resp.body)
