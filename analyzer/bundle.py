@@ -17,6 +17,7 @@ import tf_support_schemas as schemas
 
 from .archive import DEFAULT_LIMITS, Limits, read_members
 from .errors import BundleError, ExitCode
+from .leaks import Leak, scan
 
 OK_STATUSES = ("ok", "truncated")
 
@@ -239,6 +240,10 @@ class Bundle:
             worst["status"],
             f"{_display(resource, group)}{where}: {worst['status']} ({worst.get('message', '')})",
         )
+
+    def possible_secrets(self) -> list[Leak]:
+        """Members that still hold something shaped like a secret (see leaks.py)."""
+        return scan(self._members)
 
     def failed_artifacts(self) -> list[dict[str, Any]]:
         return [a for a in self.artifacts if a["status"] not in (*OK_STATUSES, "not_found")]

@@ -129,6 +129,7 @@ def analyze(bundle: Bundle, rules: list[Rule]) -> Analysis:
         results=results,
         roots=rank(findings),
         collection_gaps=bundle.failed_artifacts(),
+        possible_secrets=[vars(leak) for leak in bundle.possible_secrets()],
     )
 
 

@@ -55,6 +55,9 @@ STRINGS: dict[str, dict[str, str]] = {
         "status": "Status",
         "what": "What",
         "message": "Message",
+        "secrets_warning": "WARNING: this bundle still contains what looks like secrets. Do not post it or this report publicly; ask the customer to run `tf-collect redact` on it and rotate the exposed credentials.",
+        "member": "Member",
+        "kind": "Kind",
     },
     "zh": {
         "report_title": "TensorFusion 诊断报告",
@@ -106,6 +109,9 @@ STRINGS: dict[str, dict[str, str]] = {
         "status": "状态",
         "what": "内容",
         "message": "信息",
+        "secrets_warning": "警告：这个 bundle 里仍然有疑似密钥的内容。不要公开发布它或这份报告；请用户对它执行 `tf-collect redact`，并轮换已暴露的凭据。",
+        "member": "文件",
+        "kind": "类型",
     },
 }
 

@@ -58,6 +58,7 @@ def build_report(analysis: Analysis, lang: str) -> dict[str, Any]:
             for r in analysis.results
         ],
         "collection_gaps": [_gap(a) for a in analysis.collection_gaps],
+        "possible_secrets": analysis.possible_secrets,
     }
     problems = schemas.errors("report", report)
     if problems:  # a bug in this module, not in the bundle

@@ -53,6 +53,7 @@ class Analysis:
     results: list[RuleResult]
     roots: list[Finding]  # root causes in rank order, consequences nested in `children`
     collection_gaps: list[dict[str, Any]]  # artifacts that could not be collected
+    possible_secrets: list[dict[str, Any]] = field(default_factory=list)  # member, kind, count
 
     def findings(self) -> list[Finding]:
         out: list[Finding] = []

@@ -12,7 +12,13 @@ _MARK = {"critical": "!!", "error": "! ", "warning": "~ ", "info": "i "}
 def summary_lines(report: dict[str, Any]) -> list[str]:
     t = STRINGS[report["lang"]]
     b, s = report["bundle"], report["summary"]
-    lines = [
+    lines = []
+    if report["possible_secrets"]:
+        lines.append("!! " + t["secrets_warning"])
+        lines.extend(
+            f"!!   {x['member']}: {x['kind']} x{x['count']}" for x in report["possible_secrets"]
+        )
+    lines += [
         f"{t['report_title']}: {b['source']}",
         f"  {t['collected']} {b['created_at']} · {t['cluster']} {b.get('server_version') or '?'}"
         f" · {t['tf']} {b.get('tf_version') or t['version_unknown']} ({b['tf_namespace']})",

@@ -161,3 +161,18 @@ def test_quantity() -> None:
     assert quantity("80Gi") == 80 * 2**30
     assert quantity("165160m") == 165.16
     assert quantity(71) == 71.0
+
+
+def test_unredacted_secrets_are_reported_by_member_and_kind(tmp_path: Path) -> None:
+    from analyzer.report import build_report, render
+
+    jwt = "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJzeXN0ZW06c2EifQ.c2lnbmF0dXJlc2lnbmF0dXJl"
+    path = make_bundle(tmp_path / "b.tar.zst", objects={("", "pods"): []}, logs={
+        (NS, "p", "c", False): f"I1130 token={jwt}\nI1130 token expired, retrying\n",
+    })
+    analysis = _analyze(path)
+    assert analysis.possible_secrets == [{"member": "logs/tensor-fusion-sys/p/c.log", "kind": "jwt", "count": 1}]
+    report = build_report(analysis, "en")
+    md = render(report, "md")
+    assert "still contains what looks like secrets" in md
+    assert jwt not in md and jwt not in render(report, "html")
