@@ -7,6 +7,7 @@ the rule *skipped* with the reason, never *passed*.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -77,6 +78,22 @@ def label(obj: Any, key: str) -> str:
     return str((dig(obj, "metadata.labels", {}) or {}).get(key, ""))
 
 
+def extract(text: str, pattern: str) -> str:
+    """The first group of `pattern` (a Python regex) in `text`, or "" when it does not match."""
+    found = _regex(pattern).search(text)
+    if not found:
+        return ""
+    return found.group(1) if found.groups() else found.group(0)
+
+
+@functools.cache
+def _regex(pattern: str) -> re.Pattern[str]:
+    try:
+        return re.compile(pattern)
+    except re.error as exc:
+        raise RuleEvalError(f"bad regex {pattern!r}: {exc}") from exc
+
+
 def _max(values: list[Any], default: Any = 0.0) -> Any:
     return max(values) if values else default
 
@@ -90,6 +107,7 @@ CEL_FUNCTIONS = {
     "dig": dig,
     "annotation": annotation,
     "label": label,
+    "extract": extract,
     "max": _max,
     "min": _min,
 }
@@ -296,7 +314,10 @@ def _evaluate_one(
     for expr in rule.evidence:
         value = _run(expr, env)
         items = value if isinstance(value, list) else [value]
-        evidence.extend(str(v) for v in items if v not in (None, ""))
+        for item in items:
+            text = str(item) if item is not None else ""
+            if text and text not in evidence:  # the same line in current and previous logs
+                evidence.append(text)
     values = {name: _plain(_run(expr, env)) for name, expr in rule.vars.items()}
     meta = (subject or {}).get("metadata", {})
     context = {

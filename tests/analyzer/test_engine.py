@@ -91,6 +91,7 @@ def test_oom_fires_on_the_controller_only(tmp_path: Path) -> None:
     assert "container controller: resources.limits.memory=2Gi" in finding.evidence
     assert "2Gi" in finding.texts["explanation"]["en"]
     assert finding.commands[0].startswith("helm upgrade tensor-fusion-sys ")
+    assert finding.commands[0].endswith("--set controller.resources.limits.memory=4096Mi")
     assert _result(analysis, "controller-crash/global-config-invalid").outcome == "passed"
 
 
@@ -167,11 +168,17 @@ def test_unredacted_secrets_are_reported_by_member_and_kind(tmp_path: Path) -> N
     from analyzer.report import build_report, render
 
     jwt = "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJzeXN0ZW06c2EifQ.c2lnbmF0dXJlc2lnbmF0dXJl"
-    path = make_bundle(tmp_path / "b.tar.zst", objects={("", "pods"): []}, logs={
-        (NS, "p", "c", False): f"I1130 token={jwt}\nI1130 token expired, retrying\n",
-    })
+    path = make_bundle(
+        tmp_path / "b.tar.zst",
+        objects={("", "pods"): []},
+        logs={
+            (NS, "p", "c", False): f"I1130 token={jwt}\nI1130 token expired, retrying\n",
+        },
+    )
     analysis = _analyze(path)
-    assert analysis.possible_secrets == [{"member": "logs/tensor-fusion-sys/p/c.log", "kind": "jwt", "count": 1}]
+    assert analysis.possible_secrets == [
+        {"member": "logs/tensor-fusion-sys/p/c.log", "kind": "jwt", "count": 1}
+    ]
     report = build_report(analysis, "en")
     md = render(report, "md")
     assert "still contains what looks like secrets" in md

@@ -71,7 +71,7 @@ def test_get_tf_resources(served: Path) -> None:
         "gpupool.tensor-fusion.ai/tensor-fusion-shared",
     ):
         assert name in proc.stdout
-    assert proc.stdout.count("gpu.tensor-fusion.ai/gpu-") == 4
+    assert proc.stdout.count("gpu.tensor-fusion.ai/gpu-") == 8
 
 
 def test_gpu_custom_columns(served: Path) -> None:
@@ -86,7 +86,7 @@ def test_gpu_custom_columns(served: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     rows = proc.stdout.splitlines()
     assert rows[0].split() == ["NAME", "MODEL", "PHASE", "USED_BY", "CAPACITY"]
-    assert len(rows) == 5 and all("Running" in r and "tensor-fusion" in r for r in rows[1:])
+    assert len(rows) == 9 and all("Running" in r and "tensor-fusion" in r for r in rows[1:])
 
 
 def test_describe_and_previous_logs(served: Path) -> None:
