@@ -15,9 +15,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from analyzer.emulator.server import Emulator
-
 from analyzer.emulator.scenario import load_scenario, scenario_names
+from analyzer.emulator.server import Emulator
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_bundles"
 # A fixed creation time keeps regenerated bundles comparable.

@@ -12,10 +12,10 @@ import time
 from pathlib import Path
 
 import pytest
-from analyzer.emulator.server import Emulator
 
 from analyzer.bundle import Bundle
 from analyzer.emulator.scenario import load_scenario
+from analyzer.emulator.server import Emulator
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_bundles"
 NS = "tensor-fusion-sys"

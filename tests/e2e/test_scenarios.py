@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 import yaml
-from analyzer.emulator.server import Emulator
 
 from analyzer.emulator.scenario import load_scenario, scenario_names
+from analyzer.emulator.server import Emulator
 
 try:
     from compression import zstd  # type: ignore[import-not-found]
