@@ -11,6 +11,7 @@ import re
 from typing import Any
 
 import jinja2
+
 import tf_support_schemas as schemas
 
 from . import __version__

@@ -14,10 +14,11 @@ from typing import Any
 
 import cel
 import jinja2
-import tf_support_schemas as schemas
 import yaml
 from jinja2 import meta as jinja_meta
 from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+import tf_support_schemas as schemas
 
 from .errors import RuleLoadError
 from .manual import load_manual
