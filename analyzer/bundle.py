@@ -39,6 +39,21 @@ class Log:
 
 
 @dataclass(frozen=True)
+class ExecOutput:
+    """What one read-only command printed in a container, with the exact argv."""
+
+    namespace: str
+    pod: str
+    container: str
+    step: str
+    argv: tuple[str, ...]
+    exit_code: int | None
+    status: str
+    message: str
+    text: str
+
+
+@dataclass(frozen=True)
 class Coverage:
     """Whether the data for one resource/namespace was collected, and if not why."""
 
@@ -73,6 +88,8 @@ class Bundle:
         self._by_kind_name: dict[tuple[str, str, str], dict[str, Any]] = {}
         self._events: dict[tuple[str, str, str], list[dict[str, Any]]] = defaultdict(list)
         self._logs: dict[tuple[str, str, str, bool], Log] = {}
+        self._exec: dict[tuple[str, str, str, str], ExecOutput] = {}
+        self._by_id = {a["id"]: a for a in self.artifacts}
         self._index()
 
     # ------------------------------------------------------------------ loading
@@ -124,6 +141,8 @@ class Bundle:
                     self._index_objects(art, path)
             elif art["type"] == "log":
                 self._index_log(art)
+            elif art["type"] == "exec":
+                self._index_exec(art)
         for items in self._objects.values():
             items.sort(
                 key=lambda o: (o["metadata"].get("namespace", ""), o["metadata"].get("name", ""))
@@ -168,6 +187,23 @@ class Bundle:
             lines,
         )
         self._logs[(log.namespace, log.pod, log.container, log.previous)] = log
+
+    def _index_exec(self, art: dict[str, Any]) -> None:
+        text = ""
+        if art["status"] in OK_STATUSES and art.get("paths"):
+            text = self._member(art["paths"][0]).decode("utf-8", errors="replace")
+        out = ExecOutput(
+            art.get("namespace") or "",
+            art.get("pod", ""),
+            art.get("container", ""),
+            art["step"],
+            tuple(art.get("argv", [])),
+            art.get("exit_code"),
+            art["status"],
+            art.get("message", ""),
+            text,
+        )
+        self._exec[(out.namespace, out.pod, out.container, out.step)] = out
 
     # ------------------------------------------------------------------ accessors
     @property
@@ -215,6 +251,14 @@ class Bundle:
 
     def logs(self) -> list[Log]:
         return [self._logs[k] for k in sorted(self._logs)]
+
+    def exec_output(self, namespace: str, pod: str, container: str, step: str) -> ExecOutput | None:
+        return self._exec.get((namespace, pod, container, step))
+
+    def status_of(self, artifact_id: str) -> tuple[str, str] | None:
+        """(status, message) of one artifact by its manifest id."""
+        art = self._by_id.get(artifact_id)
+        return (art["status"], art.get("message", "")) if art else None
 
     def coverage(self, resource: str, *, group: str = "", namespace: str | None = None) -> Coverage:
         """Was `resource` (in `namespace`, or everywhere) collected? The reason if not."""

@@ -183,3 +183,41 @@ def test_unredacted_secrets_are_reported_by_member_and_kind(tmp_path: Path) -> N
     md = render(report, "md")
     assert "still contains what looks like secrets" in md
     assert jwt not in md and jwt not in render(report, "html")
+
+
+def test_reader_accessors_for_exec_and_status(tmp_path: Path) -> None:
+    from bundlekit import base_manifest
+
+    from collector.bundle import BundleWriter
+
+    writer = BundleWriter(tmp_path / "b.tar.zst")
+    writer.put("exec/ml-team/p/c/ld-preload.txt", b"/tensor-fusion-limiter/libcuda_limiter.so\n")
+    art = {
+        "id": "exec:ml-team:p:c:ld-preload",
+        "step": "limits-not-enforced/ld-preload",
+        "type": "exec",
+        "status": "ok",
+        "namespace": "ml-team",
+        "pod": "p",
+        "container": "c",
+        "argv": ["cat", "/etc/ld.so.preload"],
+        "exit_code": 0,
+        "paths": ["exec/ml-team/p/c/ld-preload.txt"],
+    }
+    gone = {
+        "id": "log:x",
+        "step": "s",
+        "type": "log",
+        "status": "timeout",
+        "namespace": "n",
+        "pod": "q",
+        "container": "c",
+        "message": "no answer within 30s",
+        "paths": [],
+    }
+    bundle = Bundle.open(writer.finish(base_manifest([art, gone])))
+    out = bundle.exec_output("ml-team", "p", "c", "limits-not-enforced/ld-preload")
+    assert out is not None and out.argv == ("cat", "/etc/ld.so.preload") and out.exit_code == 0
+    assert out.text == "/tensor-fusion-limiter/libcuda_limiter.so\n"
+    assert bundle.status_of("log:x") == ("timeout", "no answer within 30s")
+    assert bundle.log("n", "q", "c").collected is False
