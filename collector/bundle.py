@@ -49,6 +49,22 @@ def log_member(namespace: str, pod: str, container: str, previous: bool) -> str:
     return f"logs/{safe_name(namespace)}/{safe_name(pod)}/{safe_name(container)}{suffix}"
 
 
+def grep_member(namespace: str, pod: str, container: str, label: str) -> str:
+    return f"logs/{safe_name(namespace)}/{safe_name(pod)}/{safe_name(container)}.{safe_name(label)}.log"
+
+
+def exec_member(namespace: str, pod: str, container: str, check: str) -> str:
+    return f"exec/{safe_name(namespace)}/{safe_name(pod)}/{safe_name(container)}/{safe_name(check)}.txt"
+
+
+def helm_member(release: str) -> str:
+    return f"helm/{safe_name(release)}.json"
+
+
+def metrics_member(table: str) -> str:
+    return f"metrics/{safe_name(table)}.json"
+
+
 def dump_json(obj: Any) -> bytes:
     return (json.dumps(obj, indent=1, sort_keys=True, ensure_ascii=False) + "\n").encode()
 

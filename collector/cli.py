@@ -11,7 +11,7 @@ import click
 
 from . import __version__
 from .errors import CollectError, ExitCode
-from .plan import default_plan, describe
+from .plan import coverage, default_plan, describe
 from .progress import make_progress
 from .run import CollectOptions, CollectResult, collect
 
@@ -76,11 +76,53 @@ NEXT_STEP = (
     type=click.FloatRange(min=0.1),
     help="Seconds one API request may take.",
 )
+@click.option(
+    "--timeout",
+    "overall_timeout",
+    type=click.FloatRange(min=1),
+    help="Seconds the whole collection may take; what is left is recorded as timeout.",
+)
+@click.option(
+    "--pod",
+    "pods",
+    multiple=True,
+    metavar="NS/NAME",
+    help="Also look closely at this pod (repeatable).",
+)
+@click.option(
+    "--workload-namespace",
+    "workload_namespaces",
+    multiple=True,
+    metavar="NS",
+    help="A namespace with TensorFusion workloads (repeatable; needed when you may "
+    "not list pods cluster-wide).",
+)
+@click.option(
+    "--exec",
+    "exec_",
+    is_flag=True,
+    help="Run the manual's read-only checks inside TF containers and on GPU nodes.",
+)
+@click.option(
+    "--exec-limit",
+    default=20,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="With --exec: at most this many workload pods (besides --pod ones).",
+)
+@click.option(
+    "--metrics",
+    is_flag=True,
+    help="Read allocation failures from GreptimeDB through the API server.",
+)
 @click.option("--dry-run", is_flag=True, help="Print the collection plan; collect nothing.")
 @click.version_option(__version__, prog_name="tf-collect")
-def main(dry_run: bool, **kwargs: object) -> None:
+def main(dry_run: bool, exec_: bool, pods: tuple[str, ...], **kwargs: object) -> None:
     """Collect a TensorFusion support bundle (read-only; Secrets are never read)."""
-    opts = CollectOptions(**kwargs)  # type: ignore[arg-type]
+    for pod in pods:
+        if pod.count("/") != 1 or not all(pod.split("/")):
+            raise click.BadParameter(f"{pod!r} is not NAMESPACE/NAME", param_hint="--pod")
+    opts = CollectOptions(exec=exec_, pods=pods, **kwargs)  # type: ignore[arg-type]
     if dry_run:
         _print_plan(opts)
         return
@@ -88,15 +130,21 @@ def main(dry_run: bool, **kwargs: object) -> None:
 
 
 def _print_plan(opts: CollectOptions) -> None:
+    plan = default_plan(with_exec=True, with_metrics=True)
+    steps = {s.id: s for s in plan}
     click.echo(f"Collection plan (namespace {opts.namespace}, release {opts.release}):")
-    scope = None
-    for step in default_plan():
-        if step.scope != scope:
-            scope = step.scope
-            click.echo(f"\n[{scope}]")
-        click.echo(f"  {step.id}: {describe(step, opts.namespace)}")
-        for command in step.manual:
-            click.echo(f"      covers: {command}")
+    for section, commands in coverage(plan).items():
+        click.echo(f"\n[{section}]")
+        for command, step_id in commands:
+            click.echo(f"  {command}")
+            click.echo(f"      covered by {step_id}: {describe(steps[step_id], opts.namespace)}")
+    uncited = [s for s in plan if not s.manual]
+    if uncited:
+        click.echo("\n[also collected]")
+        for step in uncited:
+            click.echo(f"  {step.id}: {describe(step, opts.namespace)}")
+    if not opts.exec:
+        click.echo("\n(--exec and --metrics steps run only when asked for)")
 
 
 def _run(opts: CollectOptions) -> int:

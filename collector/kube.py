@@ -111,6 +111,7 @@ class Kube:
         self.retries = retries
         self._count = 0
         self._count_lock = threading.Lock()
+        self._access: dict[tuple[str, str, str, str, str], bool | None] = {}
 
     @property
     def requests(self) -> int:
@@ -118,6 +119,54 @@ class Kube:
 
     def get_raw(self, path: str, query: list[tuple[str, str]] | None = None) -> bytes:
         """GET one path; retries 429 (Retry-After), 5xx and dropped connections a few times."""
+        return self._request("GET", path, query, None)
+
+    def post_json(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        """POST for the review APIs (SelfSubjectAccessReview); never used to change state."""
+        raw = self._request("POST", path, None, body)
+        try:
+            return json.loads(raw)
+        except ValueError as exc:
+            raise CallFailed("error", f"the API server sent invalid JSON for {path}") from exc
+
+    def can(
+        self,
+        verb: str,
+        resource: str,
+        *,
+        namespace: str | None = None,
+        group: str = "",
+        subresource: str = "",
+    ) -> bool | None:
+        """Whether RBAC allows it (SelfSubjectAccessReview); None when that cannot be asked."""
+        key = (verb, group, resource, subresource, namespace or "")
+        with self._count_lock:
+            if key in self._access:
+                return self._access[key]
+        attrs = {"verb": verb, "resource": resource, "group": group}
+        if subresource:
+            attrs["subresource"] = subresource
+        if namespace:
+            attrs["namespace"] = namespace
+        review = {
+            "apiVersion": "authorization.k8s.io/v1",
+            "kind": "SelfSubjectAccessReview",
+            "spec": {"resourceAttributes": attrs},
+        }
+        try:
+            answer = self.post_json(
+                "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", review
+            )
+            allowed: bool | None = bool((answer.get("status") or {}).get("allowed"))
+        except CallFailed:
+            allowed = None  # unknown: just try the call and record what happens
+        with self._count_lock:
+            self._access[key] = allowed
+        return allowed
+
+    def _request(
+        self, verb: str, path: str, query: list[tuple[str, str]] | None, body: dict[str, Any] | None
+    ) -> bytes:
         api = self.conn.api_client
         attempt = 0
         while True:
@@ -125,15 +174,21 @@ class Kube:
             self.limiter.acquire()
             with self._count_lock:
                 self._count += 1
-            method, url, headers, body, post = api.param_serialize(
-                "GET",
+            headers_in = {"Accept": "application/json, */*"}
+            if body is not None:
+                headers_in["Content-Type"] = "application/json"
+            method, url, headers, payload, post = api.param_serialize(
+                verb,
                 path,
                 query_params=query or [],
-                header_params={"Accept": "application/json, */*"},
+                header_params=headers_in,
+                body=body,
                 auth_settings=["BearerToken"],
             )
             try:
-                resp = api.call_api(method, url, headers, body, post, _request_timeout=self.timeout)
+                resp = api.call_api(
+                    method, url, headers, payload, post, _request_timeout=self.timeout
+                )
                 data = resp.read()
             except (urllib3.exceptions.ReadTimeoutError, urllib3.exceptions.TimeoutError) as exc:
                 raise CallFailed("timeout", f"no answer within {self.timeout:g}s") from exc
@@ -193,10 +248,15 @@ class Kube:
         container: str,
         *,
         previous: bool,
-        tail: int,
+        tail: int | None,
         since_seconds: int | None = None,
+        limit_bytes: int | None = None,
     ) -> str:
-        query = [("container", container), ("tailLines", str(tail))]
+        query = [("container", container)]
+        if tail is not None:
+            query.append(("tailLines", str(tail)))
+        if limit_bytes:
+            query.append(("limitBytes", str(limit_bytes)))
         if previous:
             query.append(("previous", "true"))
         if since_seconds:

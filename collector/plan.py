@@ -1,17 +1,23 @@
 """The collection plan, as data.
 
-Every command the troubleshooting manual asks a user to run maps to one step here, with its
-scope (``baseline`` or a manual section key from ``docs/manual/rows.yaml``). The runner
-interprets the steps; ``tf-collect --dry-run`` prints them.
+Every command the troubleshooting manual asks a user to run maps to one step here, tagged
+with the manual section it appears in (``baseline`` or a section key of
+``docs/manual/rows.yaml``). The runner interprets the steps; ``tf-collect --dry-run`` prints
+them per section, each manual command with the step that covers it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from importlib import resources
+
+import yaml
 
 TF_GROUP = "tensor-fusion.ai"
 TF_NAMESPACE = "{tf}"  # placeholder: the TensorFusion namespace given by -n/--namespace
 ALL_NAMESPACES = "*"
+WORKLOAD_NAMESPACES = "{workloads}"  # namespaces where TF workloads were found
+DEFAULT_NAMESPACE = "default"  # where events of cluster-scoped objects are recorded
 
 
 @dataclass(frozen=True)
@@ -35,135 +41,416 @@ class Resource:
 
 PODS = Resource("", "v1", "pods", "Pod", True)
 EVENTS = Resource("", "v1", "events", "Event", True)
+NODES = Resource("", "v1", "nodes", "Node", False)
+CONFIGMAPS = Resource("", "v1", "configmaps", "ConfigMap", True)
 DEPLOYMENTS = Resource("apps", "v1", "deployments", "Deployment", True)
+REPLICASETS = Resource("apps", "v1", "replicasets", "ReplicaSet", True)
+STATEFULSETS = Resource("apps", "v1", "statefulsets", "StatefulSet", True)
+CRDS = Resource(
+    "apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition", False
+)
+WEBHOOKS = Resource(
+    "admissionregistration.k8s.io",
+    "v1",
+    "mutatingwebhookconfigurations",
+    "MutatingWebhookConfiguration",
+    False,
+)
 TF_CLUSTERS = Resource(TF_GROUP, "v1", "tensorfusionclusters", "TensorFusionCluster", False)
 GPU_POOLS = Resource(TF_GROUP, "v1", "gpupools", "GPUPool", False)
 GPU_NODES = Resource(TF_GROUP, "v1", "gpunodes", "GPUNode", False)
 GPUS = Resource(TF_GROUP, "v1", "gpus", "GPU", False)
+WORKLOADS = Resource(TF_GROUP, "v1", "tensorfusionworkloads", "TensorFusionWorkload", True)
+CONNECTIONS = Resource(TF_GROUP, "v1", "tensorfusionconnections", "TensorFusionConnection", True)
+QUOTAS = Resource(TF_GROUP, "v1", "gpuresourcequotas", "GPUResourceQuota", True)
+
+# (manual section, the command exactly as the manual prints it)
+Manual = tuple[tuple[str, str], ...]
 
 
 @dataclass(frozen=True)
 class ListStep:
-    """List objects of one or more resources, once per label selector."""
+    """List objects of one or more resources, once per label and field selector."""
 
     id: str
-    scope: str
-    manual: tuple[str, ...]
+    manual: Manual
     resources: tuple[Resource, ...]
-    namespace: str | None = None  # TF_NAMESPACE, ALL_NAMESPACES, a name; None: cluster scope
+    namespace: str | None = None  # TF_NAMESPACE, ALL_NAMESPACES, WORKLOAD_NAMESPACES, a name
     label_selectors: tuple[str | None, ...] = (None,)
+    field_selectors: tuple[str | None, ...] = (None,)
+    keep: str | None = None  # a client-side filter of collector.filters, by name
 
 
 @dataclass(frozen=True)
 class LogStep:
-    """Logs of every container of the pods in a TF component (found by label, never name).
+    """Container logs of TF component pods (found by label, never by name).
 
-    Previous logs are fetched for containers that have restarted: a crash-looping pod's
-    reason is in the log of the run that died.
+    `attention_only`: only pods that are unhealthy or restarted, and remote workers (local
+    business pods carry component=worker too, and there may be thousands of them).
+    Previous logs are read for containers that restarted: a crash's reason is in the log of
+    the run that died.
     """
 
     id: str
-    scope: str
-    manual: tuple[str, ...]
-    component: str  # value of the tensor-fusion.ai/component label
+    manual: Manual
+    components: tuple[str, ...]
+    namespace: str = TF_NAMESPACE
     init_containers: bool = False
+    attention_only: bool = False
+
+
+@dataclass(frozen=True)
+class GrepLogStep:
+    """Lines of a component's whole current log that contain a fixed string."""
+
+    id: str
+    manual: Manual
+    component: str
+    containers: tuple[str, ...]
+    pattern: str
+    max_lines: int = 500
 
 
 @dataclass(frozen=True)
 class DescribeStep:
-    """What `kubectl describe pod` shows for unhealthy pods: the object and its events."""
+    """What `kubectl describe pod` adds for unhealthy pods: their events, and the logs of
+    the init containers of pods stuck in Init."""
 
     id: str
-    scope: str
-    manual: tuple[str, ...]
+    manual: Manual
 
 
-Step = ListStep | LogStep | DescribeStep
+@dataclass(frozen=True)
+class HelmStep:
+    """The release's chart version and user-supplied values, in a redacted projection."""
 
-BASELINE: tuple[Step, ...] = (
+    id: str
+    manual: Manual
+
+
+@dataclass(frozen=True)
+class ExecStep:
+    """Read-only, time-boxed commands inside containers (opt-in with --exec)."""
+
+    id: str
+    manual: Manual
+    target: str  # "workloads" (TF workload containers) or "nodes" (each hypervisor pod)
+
+
+@dataclass(frozen=True)
+class MetricsStep:
+    """Allocation failures from GreptimeDB's tf_system_metrics (opt-in with --metrics)."""
+
+    id: str
+    manual: Manual
+
+
+Step = ListStep | LogStep | GrepLogStep | DescribeStep | HelmStep | ExecStep | MetricsStep
+
+_DESCRIBE = "kubectl describe pod <pod> -n <namespace>"
+_CTRL_LOGS = "kubectl logs -n tensor-fusion-sys deploy/tensor-fusion-sys-controller -c controller"
+
+PLAN: tuple[Step, ...] = (
+    # ------------------------------------------------------------------ baseline
     ListStep(
         id="baseline/tf-resources",
-        scope="baseline",
-        manual=("kubectl get tensorfusioncluster,gpupool,gpunode,gpu",),
+        manual=(
+            ("baseline", "kubectl get tensorfusioncluster,gpupool,gpunode,gpu"),
+            ("gpu-discovery", "kubectl get gpunode"),
+            (
+                "gpu-discovery",
+                "kubectl get gpu -o custom-columns='NAME:.metadata.name,"
+                "MODEL:.status.gpuModel,PHASE:.status.phase,USED_BY:.status.usedBy,"
+                "CAPACITY:.status.capacity'",
+            ),
+            (
+                "gpu-discovery",
+                "kubectl get gpupool <pool> -o jsonpath='{.spec.nodeManagerConfig.nodeSelector}'",
+            ),
+            (
+                "pod-pending",
+                "kubectl get gpu -o custom-columns='NAME:.metadata.name,"
+                "MODEL:.status.gpuModel,PHASE:.status.phase,USED_BY:.status.usedBy,"
+                "MODE:.status.isolationMode,ACTIVE_MODE:.status.activeIsolationMode,"
+                "AVAILABLE:.status.available'",
+            ),
+        ),
         resources=(TF_CLUSTERS, GPU_POOLS, GPU_NODES, GPUS),
     ),
     ListStep(
         id="baseline/tf-pods",
-        scope="baseline",
-        manual=("kubectl get pods -n tensor-fusion-sys -o wide",),
+        manual=(
+            ("baseline", "kubectl get pods -n tensor-fusion-sys -o wide"),
+            (
+                "controller-crash",
+                "kubectl get pods -n tensor-fusion-sys -l tensor-fusion.ai/component=operator",
+            ),
+            (
+                "gpu-discovery",
+                "kubectl get pods -n tensor-fusion-sys -l "
+                "tensor-fusion.ai/component=hypervisor -o wide",
+            ),
+        ),
         resources=(PODS,),
         namespace=TF_NAMESPACE,
     ),
     ListStep(
-        id="baseline/workload-pods",
-        scope="baseline",
-        manual=("kubectl describe pod <pod> -n <namespace>",),
+        id="baseline/all-pods",
+        manual=(
+            ("image-pull", "kubectl get pods -A | grep -E 'ImagePullBackOff|ErrImagePull'"),
+            ("webhook-not-injecting", "kubectl get pod <pod> -n <namespace> --show-labels"),
+            (
+                "webhook-not-injecting",
+                "kubectl get pod <pod> -n <namespace> -o jsonpath='"
+                '{.spec.schedulerName}{"\\n"}{.spec.initContainers[*].name}{"\\n"}\'',
+            ),
+            ("pod-pending", "kubectl get pods -n <namespace> -l tensor-fusion.ai/component=worker"),
+            (
+                "limits-not-enforced",
+                "kubectl get pod <worker-pod> -n <namespace> -o yaml | grep "
+                "-A1 -E 'TF_CUDA_SM_PERCENT_LIMIT|TF_GPU_MEMORY_LIMIT'",
+            ),
+            (
+                "cuda-oom",
+                "kubectl get pod <pod> -n <namespace> -o jsonpath='{.metadata.annotations}'",
+            ),
+        ),
         resources=(PODS,),
         namespace=ALL_NAMESPACES,
-        # TF components and workloads carry these labels wherever they run.
-        label_selectors=("tensor-fusion.ai/component", "tensor-fusion.ai/enabled"),
-    ),
-    ListStep(
-        id="baseline/tf-deployments",
-        scope="baseline",
-        manual=(
-            "kubectl logs -n tensor-fusion-sys deploy/tensor-fusion-sys-controller "
-            "-c controller --tail=200",
-        ),
-        resources=(DEPLOYMENTS,),
-        namespace=TF_NAMESPACE,
     ),
     ListStep(
         id="baseline/tf-events",
-        scope="baseline",
-        manual=("kubectl describe pod <pod> -n <namespace>",),
+        manual=(
+            ("baseline", _DESCRIBE),
+            (
+                "controller-crash",
+                "kubectl describe pod -n tensor-fusion-sys -l tensor-fusion.ai/component=operator",
+            ),
+            ("hypervisor-not-ready", "kubectl describe pod -n tensor-fusion-sys hypervisor-<node>"),
+        ),
         resources=(EVENTS,),
         namespace=TF_NAMESPACE,
     ),
     LogStep(
         id="baseline/controller-logs",
-        scope="baseline",
         manual=(
-            "kubectl logs -n tensor-fusion-sys deploy/tensor-fusion-sys-controller "
-            "-c controller --tail=200",
+            ("baseline", f"{_CTRL_LOGS} --tail=200"),
+            ("controller-crash", f"{_CTRL_LOGS} --previous"),
         ),
-        component="operator",
+        components=("operator",),
     ),
     LogStep(
         id="baseline/hypervisor-logs",
-        scope="baseline",
-        manual=("kubectl logs -n tensor-fusion-sys hypervisor-<node> --all-containers --tail=200",),
-        component="hypervisor",
+        manual=(
+            (
+                "baseline",
+                "kubectl logs -n tensor-fusion-sys hypervisor-<node> --all-containers --tail=200",
+            ),
+            (
+                "hypervisor-not-ready",
+                "kubectl logs -n tensor-fusion-sys hypervisor-<node> --all-containers --tail=200",
+            ),
+            (
+                "hypervisor-not-ready",
+                "kubectl logs -n tensor-fusion-sys hypervisor-<node> --all-containers --previous",
+            ),
+        ),
+        components=("hypervisor",),
         init_containers=True,
     ),
     DescribeStep(
         id="baseline/describe-unhealthy",
-        scope="baseline",
-        manual=("kubectl describe pod <pod> -n <namespace>",),
+        manual=(
+            ("baseline", _DESCRIBE),
+            ("pod-pending", "kubectl describe pod <pending-pod> -n <namespace>"),
+            ("pod-init", _DESCRIBE),
+            ("pod-init", "kubectl logs <pod> -n <namespace> -c <init-container>"),
+            ("cuda-oom", _DESCRIBE),
+            ("image-pull", _DESCRIBE),
+        ),
+    ),
+    # ------------------------------------------------------------------ controller-crash
+    ListStep(
+        id="controller-crash/workloads",
+        manual=(("controller-crash", f"{_CTRL_LOGS} --previous"),),
+        resources=(DEPLOYMENTS,),
+        namespace=TF_NAMESPACE,
+    ),
+    ListStep(
+        id="controller-crash/config",
+        manual=(),
+        resources=(CONFIGMAPS,),
+        namespace=TF_NAMESPACE,
+    ),
+    HelmStep(id="controller-crash/helm-release", manual=()),
+    ListStep(id="controller-crash/crds", manual=(), resources=(CRDS,), keep="tf-crds"),
+    # ------------------------------------------------------------------ gpu-discovery
+    ListStep(
+        id="gpu-discovery/nodes",
+        manual=(("gpu-discovery", "kubectl get nodes -l nvidia.com/gpu.present=true"),),
+        resources=(NODES,),
+    ),
+    # ------------------------------------------------------------------ hypervisor-not-ready
+    ListStep(
+        id="hypervisor-not-ready/cluster-events",
+        manual=(("hypervisor-not-ready", "kubectl describe gpunode <node>"),),
+        resources=(EVENTS,),
+        namespace=DEFAULT_NAMESPACE,
+        field_selectors=tuple(
+            f"involvedObject.kind={kind}"
+            for kind in ("GPUNode", "GPUPool", "TensorFusionCluster", "GPU", "Node")
+        ),
+    ),
+    # ------------------------------------------------------------------ webhook-not-injecting
+    GrepLogStep(
+        id="webhook-not-injecting/mutating-pod",
+        manual=(("webhook-not-injecting", f'{_CTRL_LOGS} | grep "Mutating pod"'),),
+        component="operator",
+        containers=("controller", "manager"),
+        pattern="Mutating pod",
+    ),
+    ListStep(
+        id="webhook-not-injecting/webhooks",
+        manual=(
+            (
+                "webhook-not-injecting",
+                "kubectl get mutatingwebhookconfiguration tensor-fusion-sys-mutating-webhook",
+            ),
+        ),
+        resources=(WEBHOOKS,),
+        keep="tf-webhooks",
+    ),
+    ListStep(
+        id="webhook-not-injecting/owners",
+        manual=(
+            ("webhook-rejects", "kubectl describe replicaset -n <namespace> -l <your-pod-label>"),
+        ),
+        resources=(DEPLOYMENTS, STATEFULSETS, REPLICASETS),
+        namespace=WORKLOAD_NAMESPACES,
+    ),
+    # ------------------------------------------------------------------ webhook-rejects
+    ListStep(
+        id="webhook-rejects/failed-create",
+        manual=(
+            ("webhook-rejects", "kubectl describe replicaset -n <namespace> -l <your-pod-label>"),
+        ),
+        resources=(EVENTS,),
+        namespace=ALL_NAMESPACES,
+        field_selectors=("reason=FailedCreate",),
+    ),
+    # ------------------------------------------------------------------ pod-pending
+    ListStep(
+        id="pod-pending/tf-workloads",
+        manual=(
+            (
+                "pod-pending",
+                "kubectl get tensorfusionworkload,tensorfusionconnection -n <namespace>",
+            ),
+            ("pod-pending", "kubectl get gpuresourcequota -n <namespace>"),
+            ("remote-gpu", "kubectl get tensorfusionconnection -n <namespace>"),
+        ),
+        resources=(WORKLOADS, CONNECTIONS, QUOTAS),
+        namespace=ALL_NAMESPACES,
+    ),
+    MetricsStep(id="pod-pending/allocation-failures", manual=()),
+    # ------------------------------------------------------------------ remote-gpu
+    LogStep(
+        id="remote-gpu/worker-logs",
+        manual=(("remote-gpu", "kubectl logs <worker-pod> -n <namespace> --tail=200"),),
+        components=("worker", "client"),
+        namespace=ALL_NAMESPACES,
+        attention_only=True,
+    ),
+    # ------------------------------------------------------------------ in-container checks
+    ExecStep(
+        id="limits-not-enforced/container-checks",
+        manual=(
+            (  # the manual's multi-line block, its lines joined by single spaces
+                "limits-not-enforced",
+                "kubectl exec <pod> -n <namespace> -c <container> -- sh -c ' "
+                'cat /etc/ld.so.preload env | grep -E "^TF_(ISOLATION_MODE|SHM_PATH)=" '
+                'ls -l "$TF_SHM_PATH" nvidia-smi\'',
+            ),
+            ("cuda-oom", "kubectl exec <pod> -n <namespace> -c <container> -- nvidia-smi"),
+            ("cuda-libs", "nvidia-smi"),
+            ("cuda-libs", "ldconfig -p | grep -E 'libcuda.so.1|libnvidia-ml.so.1'"),
+            ("cuda-libs", "cat /etc/ld.so.preload"),
+        ),
+        target="workloads",
+    ),
+    ExecStep(
+        id="cuda-libs/node-checks",
+        manual=(
+            ("cuda-libs", "nvidia-smi"),
+            ("cuda-libs", "ldconfig -p | grep -E 'libcuda.so.1|libnvidia-ml.so.1'"),
+            ("cuda-libs", "lsmod | grep nvidia"),
+            ("gpu-discovery", "nvidia-smi"),
+        ),
+        target="nodes",
     ),
 )
 
 
-def default_plan() -> tuple[Step, ...]:
-    return BASELINE
+def default_plan(*, with_exec: bool = False, with_metrics: bool = False) -> tuple[Step, ...]:
+    return tuple(
+        s
+        for s in PLAN
+        if (with_exec or not isinstance(s, ExecStep))
+        and (with_metrics or not isinstance(s, MetricsStep))
+    )
+
+
+def scope_of(step: Step) -> str:
+    return step.id.split("/", 1)[0]
+
+
+def manual_sections() -> list[str]:
+    """Section keys in the manual's own order (docs/manual/rows.yaml, shipped as data)."""
+    text = resources.files("tf_support_manual").joinpath("rows.yaml").read_text("utf-8")
+    return [s["key"] for s in yaml.safe_load(text)["sections"]]
+
+
+def coverage(plan: tuple[Step, ...] = PLAN) -> dict[str, list[tuple[str, str]]]:
+    """Manual section -> [(manual command, id of the step covering it)], in manual order."""
+    found: dict[str, list[tuple[str, str]]] = {}
+    for step in plan:
+        for section, command in step.manual:
+            found.setdefault(section, []).append((command, step.id))
+    order = manual_sections()
+    return {k: found[k] for k in sorted(found, key=lambda k: order.index(k) if k in order else 99)}
 
 
 def describe(step: Step, namespace: str) -> str:
     """One line saying what a step collects, for --dry-run."""
+    where = {
+        None: "cluster-wide",
+        TF_NAMESPACE: f"in {namespace}",
+        ALL_NAMESPACES: "in all namespaces",
+        WORKLOAD_NAMESPACES: "in the namespaces of TF workloads",
+    }
     if isinstance(step, ListStep):
-        where = {
-            None: "cluster-wide",
-            TF_NAMESPACE: f"in {namespace}",
-            ALL_NAMESPACES: "in all namespaces",
-        }.get(step.namespace, f"in {step.namespace}")
-        sel = [s for s in step.label_selectors if s]
-        extra = f" with labels {' / '.join(sel)}" if sel else ""
-        names = ", ".join(r.display for r in step.resources)
-        return f"list {names} {where}{extra}"
+        at = where.get(step.namespace, f"in {step.namespace}")
+        sel = [s for s in step.label_selectors + step.field_selectors if s]
+        extra = f" ({' / '.join(sel)})" if sel else ""
+        keep = f", keeping {step.keep}" if step.keep else ""
+        return f"list {', '.join(r.display for r in step.resources)} {at}{extra}{keep}"
     if isinstance(step, LogStep):
         init = " incl. init containers" if step.init_containers else ""
+        who = " that need attention" if step.attention_only else ""
         return (
-            f"logs of every container{init} of tensor-fusion.ai/component={step.component} "
-            f"pods in {namespace} (tail, and --previous where restarted)"
+            f"logs of every container{init} of tensor-fusion.ai/component="
+            f"{'|'.join(step.components)} pods{who} {where.get(step.namespace, '')} "
+            "(tail, and --previous where restarted)"
         )
-    return "events of every unhealthy pod found (describe data)"
+    if isinstance(step, GrepLogStep):
+        return f'lines containing "{step.pattern}" in the whole {step.component} log'
+    if isinstance(step, DescribeStep):
+        return "events of every unhealthy pod found; init-container logs of pods stuck in Init"
+    if isinstance(step, HelmStep):
+        return "Helm release: chart version and user-supplied values (redacted projection)"
+    if isinstance(step, ExecStep):
+        return (
+            f"read-only checks in {'TF workload containers' if step.target == 'workloads' else 'each hypervisor pod (GPU node)'}"
+            " (--exec)"
+        )
+    return "allocation failures per pool from GreptimeDB tf_system_metrics (--metrics)"

@@ -118,21 +118,6 @@ def test_retry_after_is_honoured(emulator, tmp_path: Path) -> None:
     assert art["status"] == "ok" and art["count"] == 2
 
 
-def test_dry_run_prints_the_plan_and_collects_nothing(tmp_path: Path) -> None:
-    proc = tf_collect("--dry-run", "-o", str(tmp_path / "x.tar.zst"))
-    assert proc.returncode == 0
-    assert "[baseline]" in proc.stdout
-    for command in (
-        "kubectl get tensorfusioncluster,gpupool,gpunode,gpu",
-        "kubectl get pods -n tensor-fusion-sys -o wide",
-        "kubectl logs -n tensor-fusion-sys deploy/tensor-fusion-sys-controller -c controller --tail=200",
-        "kubectl logs -n tensor-fusion-sys hypervisor-<node> --all-containers --tail=200",
-        "kubectl describe pod <pod> -n <namespace>",
-    ):
-        assert f"covers: {command}" in proc.stdout
-    assert list(tmp_path.iterdir()) == []
-
-
 def test_no_kubeconfig_is_a_config_error(tmp_path: Path) -> None:
     proc = tf_collect("--kubeconfig", str(tmp_path / "missing"), "-o", str(tmp_path / "b.tar.zst"))
     assert proc.returncode == 4

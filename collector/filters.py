@@ -1,0 +1,39 @@
+"""What is kept of listed objects: client-side filters and field trimming.
+
+Trimming happens before anything is serialised: `managedFields` is server bookkeeping that
+doubles an object's size and says nothing about a fault, and a node's image list can be
+thousands of lines.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+TF_GROUP = "tensor-fusion.ai"
+
+
+def strip(obj: dict[str, Any]) -> dict[str, Any]:
+    meta = obj.get("metadata")
+    if isinstance(meta, dict):
+        meta.pop("managedFields", None)
+    if obj.get("kind") == "Node" and isinstance(obj.get("status"), dict):
+        obj["status"].pop("images", None)
+    return obj
+
+
+def _tf_crd(obj: dict[str, Any], release: str) -> bool:
+    return (obj.get("spec") or {}).get("group") == TF_GROUP
+
+
+def _tf_webhook(obj: dict[str, Any], release: str) -> bool:
+    name = (obj.get("metadata") or {}).get("name", "")
+    hooks = [w.get("name", "") for w in obj.get("webhooks") or []]
+    return name.startswith(release) or any(h.endswith("tensor-fusion.ai") for h in hooks)
+
+
+# Filter name (as plan.ListStep.keep) -> predicate(object, release name).
+KEEP: dict[str, Callable[[dict[str, Any], str], bool]] = {
+    "tf-crds": _tf_crd,
+    "tf-webhooks": _tf_webhook,
+}

@@ -1,0 +1,113 @@
+"""Which pods need the per-symptom checks, found from the baseline without being told.
+
+TF components are found by the `tensor-fusion.ai/component` label, never by name (hypervisor
+pods were `tf-hypervisor-<node>` in older builds). Workloads are pods carrying any
+`tensor-fusion.ai/` label or annotation, or requesting `nvidia.com/gpu`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from .health import unhealthy_reason
+
+TF_PREFIX = "tensor-fusion.ai/"
+COMPONENT = "tensor-fusion.ai/component"
+NATIVE_GPU = "nvidia.com/gpu"
+
+
+@dataclass(frozen=True)
+class PodRef:
+    namespace: str
+    name: str
+
+    def __str__(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+
+def ref(pod: dict[str, Any]) -> PodRef:
+    meta = pod.get("metadata") or {}
+    return PodRef(meta.get("namespace", ""), meta.get("name", ""))
+
+
+def component(pod: dict[str, Any]) -> str | None:
+    return ((pod.get("metadata") or {}).get("labels") or {}).get(COMPONENT)
+
+
+def is_tf_related(pod: dict[str, Any]) -> bool:
+    meta = pod.get("metadata") or {}
+    keys = list(meta.get("labels") or {}) + list(meta.get("annotations") or {})
+    return any(k.startswith(TF_PREFIX) for k in keys) or requests_native_gpu(pod)
+
+
+def requests_native_gpu(pod: dict[str, Any]) -> bool:
+    for c in _containers(pod):
+        res = c.get("resources") or {}
+        for part in ("limits", "requests"):
+            if any(k == NATIVE_GPU or k.startswith("nvidia.com/mig-") for k in res.get(part) or {}):
+                return True
+    return False
+
+
+def stuck_in_init(pod: dict[str, Any]) -> list[str]:
+    """Init containers of a pod that has not finished initialising (they hold the reason)."""
+    status = pod.get("status") or {}
+    if status.get("phase") != "Pending":
+        return []
+    stuck = []
+    for cs in status.get("initContainerStatuses") or []:
+        state = cs.get("state") or {}
+        done = (state.get("terminated") or {}).get("exitCode") == 0
+        if not done:
+            stuck.append(cs.get("name", ""))
+    return stuck
+
+
+def image_pull_failing(pod: dict[str, Any]) -> bool:
+    status = pod.get("status") or {}
+    for cs in (status.get("containerStatuses") or []) + (status.get("initContainerStatuses") or []):
+        reason = ((cs.get("state") or {}).get("waiting") or {}).get("reason")
+        if reason in ("ImagePullBackOff", "ErrImagePull"):
+            return True
+    return False
+
+
+@dataclass(frozen=True)
+class Targets:
+    """The pods a collection run looks at closer, each for its reason."""
+
+    tf_pods: tuple[PodRef, ...]  # TF-related pods in any namespace
+    unhealthy: tuple[PodRef, ...]  # of those, plus every image-pull failure in the cluster
+    init_stuck: dict[PodRef, tuple[str, ...]]  # pod -> init containers to read logs of
+    workload_namespaces: tuple[str, ...]  # namespaces holding TF workloads
+
+    def describe(self, pod: PodRef) -> bool:
+        return pod in set(self.unhealthy)
+
+
+def find_targets(
+    pods: Iterable[dict[str, Any]], tf_namespace: str, extra: Iterable[PodRef] = ()
+) -> Targets:
+    extra_set = set(extra)
+    tf_pods, unhealthy, namespaces = [], [], set()
+    init: dict[PodRef, tuple[str, ...]] = {}
+    for pod in sorted(pods, key=lambda p: (ref(p).namespace, ref(p).name)):
+        r = ref(pod)
+        related = r in extra_set or r.namespace == tf_namespace or is_tf_related(pod)
+        if related:
+            tf_pods.append(r)
+            if r.namespace != tf_namespace:
+                namespaces.add(r.namespace)
+        if (related and unhealthy_reason(pod)) or image_pull_failing(pod):
+            unhealthy.append(r)
+            stuck = stuck_in_init(pod)
+            if stuck:
+                init[r] = tuple(stuck)
+    return Targets(tuple(tf_pods), tuple(unhealthy), init, tuple(sorted(namespaces)))
+
+
+def _containers(pod: dict[str, Any]) -> list[dict[str, Any]]:
+    spec = pod.get("spec") or {}
+    return list(spec.get("containers") or []) + list(spec.get("initContainers") or [])
