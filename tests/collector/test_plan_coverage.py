@@ -97,3 +97,14 @@ def test_dry_run_lists_each_command_with_its_step(tmp_path: Path) -> None:
     assert "covered by baseline/hypervisor-logs:" in out
     assert out.index("[baseline]") < out.index("[controller-crash]") < out.index("[image-pull]")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_kubectl_plugin_entry_point(tmp_path: Path) -> None:
+    # `kubectl tf collect` runs the installed kubectl-tf-collect script.
+    bindir = Path(sys.executable).parent
+    assert (bindir / "kubectl-tf-collect").exists()
+    env = {"PATH": f"{bindir}:/usr/bin:/bin", "HOME": str(tmp_path)}
+    proc = subprocess.run(["/usr/bin/kubectl", "tf", "collect", "--dry-run"], capture_output=True,
+                          text=True, env=env, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert "covered by baseline/tf-resources" in proc.stdout
