@@ -31,6 +31,7 @@ class Log:
     status: str
     message: str
     lines: tuple[str, ...]
+    grep: str | None = None  # set for a filtered read: only lines containing it
 
     @property
     def collected(self) -> bool:
@@ -87,7 +88,7 @@ class Bundle:
         self._objects: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
         self._by_kind_name: dict[tuple[str, str, str], dict[str, Any]] = {}
         self._events: dict[tuple[str, str, str], list[dict[str, Any]]] = defaultdict(list)
-        self._logs: dict[tuple[str, str, str, bool], Log] = {}
+        self._logs: dict[tuple[str, str, str, bool, str | None], Log] = {}
         self._exec: dict[tuple[str, str, str, str], ExecOutput] = {}
         self._by_id = {a["id"]: a for a in self.artifacts}
         self._index()
@@ -185,8 +186,9 @@ class Bundle:
             art["status"],
             art.get("message", ""),
             lines,
+            art.get("grep"),
         )
-        self._logs[(log.namespace, log.pod, log.container, log.previous)] = log
+        self._logs[(log.namespace, log.pod, log.container, log.previous, log.grep)] = log
 
     def _index_exec(self, art: dict[str, Any]) -> None:
         text = ""
@@ -246,11 +248,19 @@ class Bundle:
         )
         return sorted(found, key=_event_time)
 
-    def log(self, namespace: str, pod: str, container: str, previous: bool = False) -> Log | None:
-        return self._logs.get((namespace, pod, container, previous))
+    def log(
+        self,
+        namespace: str,
+        pod: str,
+        container: str,
+        previous: bool = False,
+        grep: str | None = None,
+    ) -> Log | None:
+        return self._logs.get((namespace, pod, container, previous, grep))
 
     def logs(self) -> list[Log]:
-        return [self._logs[k] for k in sorted(self._logs)]
+        """Every whole log (filtered reads excluded)."""
+        return [self._logs[k] for k in sorted(self._logs, key=str) if k[4] is None]
 
     def exec_output(self, namespace: str, pod: str, container: str, step: str) -> ExecOutput | None:
         return self._exec.get((namespace, pod, container, step))
