@@ -46,7 +46,7 @@ class ExecOutput:
     namespace: str
     pod: str
     container: str
-    step: str
+    check: str  # the manual check it ran, e.g. limits-not-enforced/ld-preload
     argv: tuple[str, ...]
     exit_code: int | None
     status: str
@@ -198,14 +198,14 @@ class Bundle:
             art.get("namespace") or "",
             art.get("pod", ""),
             art.get("container", ""),
-            art["step"],
+            art.get("check") or art["step"],
             tuple(art.get("argv", [])),
             art.get("exit_code"),
             art["status"],
             art.get("message", ""),
             text,
         )
-        self._exec[(out.namespace, out.pod, out.container, out.step)] = out
+        self._exec[(out.namespace, out.pod, out.container, out.check)] = out
 
     # ------------------------------------------------------------------ accessors
     @property
@@ -262,8 +262,8 @@ class Bundle:
         """Every whole log (filtered reads excluded)."""
         return [self._logs[k] for k in sorted(self._logs, key=str) if k[4] is None]
 
-    def exec_output(self, namespace: str, pod: str, container: str, step: str) -> ExecOutput | None:
-        return self._exec.get((namespace, pod, container, step))
+    def exec_output(self, namespace: str, pod: str, container: str, check: str) -> ExecOutput | None:
+        return self._exec.get((namespace, pod, container, check))
 
     def status_of(self, artifact_id: str) -> tuple[str, str] | None:
         """(status, message) of one artifact by its manifest id."""

@@ -43,9 +43,30 @@ class LogKey:
     previous: bool = False
 
 
+@dataclass(frozen=True)
+class ExecKey:
+    """One command in one container; argv is matched exactly, as the API receives it."""
+
+    namespace: str
+    pod: str
+    container: str
+    argv: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ExecReply:
+    """What a recorded command prints and how it ends."""
+
+    stdout: str = ""
+    stderr: str = ""
+    exit_code: int = 0
+    # Seconds the command keeps running after printing, before it exits (a slow command).
+    delay: float = 0.0
+
+
 @dataclass
 class ClusterData:
-    """Objects by resource, container logs and the server version of one cluster."""
+    """Objects by resource, container logs, exec replies and the server version of one cluster."""
 
     types: dict[tuple[str, str], ResourceType] = field(default_factory=dict)
     # (group, resource) -> full objects, each with apiVersion and kind set.
@@ -54,6 +75,8 @@ class ClusterData:
     server_version: dict[str, str] = field(
         default_factory=lambda: {"major": "1", "minor": "30", "gitVersion": "v1.30.4"}
     )
+    # Replies to `kubectl exec`; a command with no reply answers like a missing binary.
+    execs: dict[ExecKey, ExecReply] = field(default_factory=dict)
 
     def add_type(self, rtype: ResourceType) -> None:
         self.types[rtype.key] = rtype

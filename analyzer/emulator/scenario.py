@@ -5,9 +5,23 @@
       objects/*.yaml  objects as `kubectl get -o yaml` shows them (multi-document, or kind: List)
       logs/<ns>/<pod>/<container>.log           current container log
       logs/<ns>/<pod>/<container>.previous.log  previous (terminated) container log
+      exec/<ns>/<pod>/<container>.yaml          replies to `kubectl exec` in that container
+
+An exec file is a YAML list; each entry is one command, its argv matched exactly:
+
+    - argv: [cat, /etc/ld.so.preload]         # required: non-empty list of strings
+      stdout: |                               # optional, default ""
+        /tensor-fusion-limiter/libcuda_limiter.so
+      stderr: ""                              # optional, default ""
+      exit_code: 0                            # optional, 0..255, default 0
+      delay: 0.0                              # optional: seconds between output and exit
+
+Write `sh -c` scripts as block scalars (`- |-`) so they match the caller's argv byte for byte.
+A command with no entry answers like a container that lacks the binary (see the emulator).
 
 Order: base (recursively) -> include files -> own objects (same identity replaces) -> own logs
--> delete. Every object must have a type: built-in, or a CustomResourceDefinition present in the
+and exec replies (same key replaces, so a child overrides single commands) -> delete (a deleted
+Pod takes its logs and exec replies with it). Every object must have a type: built-in, or a CustomResourceDefinition present in the
 scenario. Missing uid/resourceVersion/creationTimestamp are filled deterministically so the
 served data is realistic and stable from run to run.
 """
@@ -23,7 +37,7 @@ from typing import Any
 
 import yaml
 
-from analyzer.cluster import ClusterData, LogKey, ResourceType
+from analyzer.cluster import ClusterData, ExecKey, ExecReply, LogKey, ResourceType
 from analyzer.emulator.builtin import SECRET_KEY, add_builtin_types
 
 SCENARIO_FILE = "scenario.yaml"
@@ -33,6 +47,7 @@ DEFAULT_SERVER_VERSION = "v1.30.4"
 DEFAULT_CREATION_TIMESTAMP = "2025-01-01T00:00:00Z"
 _UID_NAMESPACE = uuid.UUID("6f1c2b9e-7a43-4c1e-9a57-0d3f1e6b2a10")
 _FIRST_RESOURCE_VERSION = 1000
+EXEC_KEYS = {"argv", "stdout", "stderr", "exit_code", "delay"}
 
 
 class ScenarioError(ValueError):
@@ -61,6 +76,8 @@ class _Layer:
     logs: dict[LogKey, str] = field(default_factory=dict)
     log_sources: dict[LogKey, Path] = field(default_factory=dict)
     server_version: str | None = None
+    execs: dict[ExecKey, ExecReply] = field(default_factory=dict)
+    exec_sources: dict[ExecKey, Path] = field(default_factory=dict)
 
     def put(self, doc: _Doc) -> None:
         for i, old in enumerate(self.docs):
@@ -133,6 +150,7 @@ def _load_layer(path: Path, stack: tuple[Path, ...]) -> _Layer:
             for doc in _read_objects(file):
                 layer.put(doc)
     _read_logs(path / "logs", layer)
+    _read_execs(path / "exec", layer)
     for entry in meta.get("delete", []):
         _delete(layer, str(entry), path / SCENARIO_FILE)
     if meta.get("serverVersion"):
@@ -226,6 +244,9 @@ def _delete(layer: _Layer, entry: str, meta_file: Path) -> None:
         for key in [k for k in layer.logs if (k.namespace, k.pod) == (ns, name)]:
             del layer.logs[key]
             layer.log_sources.pop(key, None)
+        for exec_key in [k for k in layer.execs if (k.namespace, k.pod) == (ns, name)]:
+            del layer.execs[exec_key]
+            layer.exec_sources.pop(exec_key, None)
 
 
 # --- building the ClusterData ----------------------------------------------------------------
@@ -247,6 +268,8 @@ def _build(layer: _Layer) -> ClusterData:
     _link_references(data)
     _check_logs(layer, data)
     data.logs.update(layer.logs)
+    _check_execs(layer, data)
+    data.execs.update(layer.execs)
     return data
 
 
@@ -444,6 +467,88 @@ def _check_logs(layer: _Layer, data: ClusterData) -> None:
         for p in data.objects.get(("", "pods"), [])
     }
     for key, source in layer.log_sources.items():
+        pod = pods.get((key.namespace, key.pod))
+        if pod is None:
+            raise ScenarioError(f"{source}: no pod {key.namespace}/{key.pod} in the scenario")
+        spec = pod.get("spec") or {}
+        names = [
+            c.get("name")
+            for part in ("initContainers", "containers", "ephemeralContainers")
+            for c in spec.get(part) or []
+        ]
+        if key.container not in names:
+            raise ScenarioError(
+                f"{source}: pod {key.namespace}/{key.pod} has no container {key.container!r} "
+                f"(it has: {', '.join(str(n) for n in names)})"
+            )
+
+
+# --- exec replies ----------------------------------------------------------------------------
+
+
+def _read_execs(exec_dir: Path, layer: _Layer) -> None:
+    if not exec_dir.is_dir():
+        return
+    for file in sorted(p for p in exec_dir.rglob("*") if p.is_file()):
+        rel = file.relative_to(exec_dir).parts
+        if len(rel) != 3 or file.suffix not in (".yaml", ".yml"):
+            raise ScenarioError(
+                f"{file}: exec replies must be exec/<namespace>/<pod>/<container>.yaml"
+            )
+        namespace, pod, fname = rel
+        container = fname.rsplit(".", 1)[0]
+        try:
+            entries = yaml.safe_load(file.read_text(encoding="utf-8"))
+        except yaml.YAMLError as exc:
+            raise ScenarioError(f"{file}: invalid YAML: {exc}") from exc
+        if not isinstance(entries, list):
+            raise ScenarioError(f"{file}: must be a list of entries (- argv: [...])")
+        seen: set[ExecKey] = set()
+        for index, entry in enumerate(entries):
+            argv, reply = _exec_entry(file, index, entry)
+            key = ExecKey(namespace, pod, container, argv)
+            if key in seen:
+                raise ScenarioError(f"{file}: entry {index + 1}: argv {list(argv)} is listed twice")
+            seen.add(key)
+            layer.execs[key] = reply
+            layer.exec_sources[key] = file
+
+
+def _exec_entry(file: Path, index: int, entry: Any) -> tuple[tuple[str, ...], ExecReply]:
+    """Validate one entry strictly: a typo in a key would otherwise silently serve defaults."""
+    where = f"{file}: entry {index + 1}"
+    if not isinstance(entry, dict):
+        raise ScenarioError(f"{where}: must be a mapping with argv")
+    unknown = sorted(set(entry) - EXEC_KEYS)
+    if unknown:
+        raise ScenarioError(
+            f"{where}: unknown key(s) {', '.join(map(str, unknown))}; allowed: {', '.join(sorted(EXEC_KEYS))}"
+        )
+    argv = entry.get("argv")
+    if not isinstance(argv, list) or not argv:
+        raise ScenarioError(f"{where}: argv must be a non-empty list")
+    if not all(isinstance(a, str) for a in argv):
+        # YAML reads [sleep, 5] as an int: the API only ever carries strings, so it never matches
+        raise ScenarioError(f"{where}: every argv item must be a string (quote numbers)")
+    for key in ("stdout", "stderr"):
+        if not isinstance(entry.get(key, ""), str):
+            raise ScenarioError(f"{where}: {key} must be a string")
+    code = entry.get("exit_code", 0)
+    if isinstance(code, bool) or not isinstance(code, int) or not 0 <= code <= 255:
+        raise ScenarioError(f"{where}: exit_code must be an integer from 0 to 255")
+    delay = entry.get("delay", 0.0)
+    if isinstance(delay, bool) or not isinstance(delay, (int, float)) or delay < 0:
+        raise ScenarioError(f"{where}: delay must be a number of seconds >= 0")
+    reply = ExecReply(entry.get("stdout", ""), entry.get("stderr", ""), code, float(delay))
+    return tuple(argv), reply
+
+
+def _check_execs(layer: _Layer, data: ClusterData) -> None:
+    pods = {
+        (p["metadata"].get("namespace", ""), p["metadata"]["name"]): p
+        for p in data.objects.get(("", "pods"), [])
+    }
+    for key, source in layer.exec_sources.items():
         pod = pods.get((key.namespace, key.pod))
         if pod is None:
             raise ScenarioError(f"{source}: no pod {key.namespace}/{key.pod} in the scenario")

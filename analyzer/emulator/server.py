@@ -1,9 +1,10 @@
 """A read-only Kubernetes API server on loopback that serves a `ClusterData`.
 
 The real kubectl and the real `kubernetes` client talk to it: discovery (plain and aggregated),
-get/list with label and field selectors and pagination, server-side Tables, pod logs, and
-Status errors worded like the real API. Faults (403/404/429/500/503, latency, hangs) can be
-injected per resource and verb for tests.
+get/list with label and field selectors and pagination, server-side Tables, pod logs, pod exec
+over WebSocket (the channel.k8s.io protocols, replies recorded in the scenario), and Status
+errors worded like the real API. Faults (403/404/429/500/503, latency, hangs) can be injected
+per resource and verb ("exec" included) for tests.
 
     with Emulator(load_scenario(path)) as emu:
         emu.write_kubeconfig(tmp / "kubeconfig")
@@ -14,22 +15,28 @@ from __future__ import annotations
 
 import base64
 import binascii
+import contextlib
+import hashlib
 import json
 import math
+import shlex
+import socket
+import struct
 import sys
 import threading
 import time
+import uuid
 from collections import deque
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 from urllib.parse import parse_qs, urlsplit
 
 import yaml
 
-from analyzer.cluster import ClusterData, LogKey, ResourceType
+from analyzer.cluster import ClusterData, ExecKey, ExecReply, LogKey, ResourceType
 from analyzer.emulator.builtin import CATEGORIES, CRD_KEY, SECRET_KEY, SUBRESOURCES, group_rank
 from analyzer.emulator.scenario import version_priority
 from analyzer.emulator.selectors import (
@@ -60,6 +67,18 @@ _NEVER_STARTED = {
     "CreateContainerConfigError",
     "CreateContainerError",
 }
+POD_KEY = ("", "pods")
+# Exec subprotocols in the API server's order of preference: the newest one a client offers
+# wins. v4 and v5 carry a JSON Status on the error channel, the older ones only a message.
+EXEC_PROTOCOLS = (
+    "v5.channel.k8s.io",
+    "v4.channel.k8s.io",
+    "v4.base64.channel.k8s.io",
+    "channel.k8s.io",
+    "base64.channel.k8s.io",
+)
+STDOUT, STDERR, ERROR = 1, 2, 3  # exec channels (0 is stdin, which no recorded command reads)
+_SHELLS = {"sh", "bash", "ash", "dash"}
 
 
 # --- Status objects --------------------------------------------------------------------------
@@ -161,7 +180,7 @@ class Fault:
     """One injected fault: which requests it hits and what it does to them."""
 
     resource: str = "*"  # "pods", "gpus" or "gpus.tensor-fusion.ai"; "*" = every request
-    verb: str = "*"  # list | get | log | create | watch | *
+    verb: str = "*"  # list | get | log | exec | create | watch | *
     namespace: str | None = None
     name: str | None = None
     status: int | None = None  # None: only the latency
@@ -257,6 +276,8 @@ class Target:
     namespace: str | None = None
     name: str | None = None
     subresource: str | None = None
+    # The verb RBAC checks when it differs from `verb` (exec: "get" for GET, "create" for POST).
+    rbac_verb: str | None = None
 
     @property
     def resource_names(self) -> set[str]:
@@ -272,12 +293,25 @@ class Request:
     query: dict[str, str]
     accept: str
     body: bytes = b""
+    # Every value of repeated parameters (exec's command=..&command=..), in order.
+    multi: dict[str, list[str]] = field(default_factory=dict)
+    # Request headers with lower-case names (the WebSocket upgrade needs a few).
+    headers: dict[str, str] = field(default_factory=dict)
 
     @classmethod
-    def parse(cls, method: str, raw_path: str, accept: str, body: bytes) -> Request:
+    def parse(
+        cls,
+        method: str,
+        raw_path: str,
+        accept: str,
+        body: bytes,
+        headers: dict[str, str] | None = None,
+    ) -> Request:
         parts = urlsplit(raw_path)
-        query = {k: v[0] for k, v in parse_qs(parts.query, keep_blank_values=True).items()}
-        return cls(method, parts.path or "/", query, accept or "", body)
+        multi = parse_qs(parts.query, keep_blank_values=True)
+        query = {k: v[0] for k, v in multi.items()}
+        lowered = {k.lower(): v for k, v in (headers or {}).items()}
+        return cls(method, parts.path or "/", query, accept or "", body, multi, lowered)
 
     def flag(self, name: str) -> bool:
         return self.query.get(name, "").lower() in ("true", "1")
@@ -302,6 +336,47 @@ class Response:
     @classmethod
     def json(cls, code: int, obj: Any, content_type: str = JSON, **headers: str) -> Response:
         return cls(code, json.dumps(obj, separators=(",", ":")).encode(), content_type, headers)
+
+
+@dataclass(frozen=True)
+class ExecSession:
+    """An exec the emulator accepted: the handler switches protocols and plays it."""
+
+    protocol: str  # the negotiated subprotocol; "" when the client offered none
+    accept: str  # Sec-WebSocket-Accept
+    stdout: bytes = b""
+    stderr: bytes = b""
+    # The Status for the error channel: Success, NonZeroExitCode or InternalError.
+    status: dict[str, Any] = field(default_factory=lambda: exec_status(0))
+    delay: float = 0.0
+    hang: bool = False  # upgrade, then never finish (a fault)
+
+
+def exec_status(exit_code: int, argv: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The Status the kubelet sends on the error channel when a command exits."""
+    if exit_code == 0:
+        return {"metadata": {}, "status": "Success"}
+    # containerd's words, as the kubelet wraps them (Go prints argv as [a b c])
+    cause = f"error executing command [{' '.join(argv)}], exit code {exit_code}"
+    return {
+        "metadata": {},
+        "status": "Failure",
+        "message": f"command terminated with non-zero exit code: {cause}",
+        "reason": "NonZeroExitCode",
+        "details": {"causes": [{"reason": "ExitCode", "message": str(exit_code)}]},
+    }
+
+
+def exec_internal_error(cause: str) -> dict[str, Any]:
+    """The Status for a command that could not be started at all (apierrors.NewInternalError)."""
+    return {
+        "metadata": {},
+        "status": "Failure",
+        "message": f"Internal error occurred: {cause}",
+        "reason": "InternalError",
+        "details": {"causes": [{"message": cause}]},
+        "code": 500,
+    }
 
 
 def _media_ranges(accept: str) -> Iterator[tuple[str, dict[str, str]]]:
@@ -451,8 +526,9 @@ class Emulator:
 
     # request handling
 
-    def handle(self, req: Request) -> Response | None:
-        """Answer one request; None means: drop the connection without an answer (hang)."""
+    def handle(self, req: Request) -> Response | ExecSession | None:
+        """Answer one request; None means: drop the connection without an answer (hang).
+        An ExecSession means: switch protocols and play it (the handler does)."""
         with self._lock:
             self._count += 1
         started = time.monotonic()
@@ -462,7 +538,7 @@ class Emulator:
             resp = Response.json(err.code, err.status, **err.headers)
         except Exception as exc:  # the server must outlive any bug in one answer
             resp = Response.json(500, status_object(500, f"Internal error occurred: {exc!r}"))
-        code = resp.code if resp is not None else 0
+        code = 101 if isinstance(resp, ExecSession) else resp.code if resp is not None else 0
         self.history.append((req.method, _with_query(req), code))
         if self.verbose:
             took = (time.monotonic() - started) * 1000
@@ -473,7 +549,7 @@ class Emulator:
             )
         return resp
 
-    def _answer(self, req: Request) -> Response | None:
+    def _answer(self, req: Request) -> Response | ExecSession | None:
         if self.faults.latency > 0:
             time.sleep(self.faults.latency)
         handler, target = self._route(req)
@@ -482,6 +558,11 @@ class Emulator:
             if fault.latency > 0:
                 time.sleep(fault.latency)
             if fault.hang:
+                if target.verb == "exec":
+                    # Checks that precede the upgrade still apply; then the command never ends.
+                    answer = handler()
+                    if isinstance(answer, ExecSession):
+                        return replace(answer, hang=True)
                 self._stopping.wait(HANG_SECONDS)
                 return None
             if fault.status is not None:
@@ -520,8 +601,10 @@ class Emulator:
     def _forbidden_message(self, target: Target) -> str:
         rtype = target.rtype
         assert rtype is not None
-        verb = {"log": "get"}.get(target.verb, target.verb)
+        verb = target.rbac_verb or {"log": "get"}.get(target.verb, target.verb)
         resource = f"{rtype.resource}/log" if target.verb == "log" else rtype.resource
+        if target.verb == "exec":
+            resource = f"{rtype.resource}/exec"
         subject = _qualified(rtype) + (f' "{target.name}"' if target.name else "")
         scope = (
             f'in the namespace "{target.namespace}"' if target.namespace else "at the cluster scope"
@@ -533,7 +616,7 @@ class Emulator:
 
     # routing
 
-    def _route(self, req: Request) -> tuple[Callable[[], Response], Target]:
+    def _route(self, req: Request) -> tuple[Callable[[], Response | ExecSession], Target]:
         path = req.path.rstrip("/") or "/"
         parts = [p for p in path.split("/") if p]
         plain = self._non_resource(req, path)
@@ -572,7 +655,7 @@ class Emulator:
 
     def _resource_route(
         self, req: Request, group: str, version: str, rest: list[str]
-    ) -> tuple[Callable[[], Response], Target]:
+    ) -> tuple[Callable[[], Response | ExecSession], Target]:
         namespace = None
         if rest[0] == "namespaces" and len(rest) >= 3:
             namespace, rest = rest[1], rest[2:]
@@ -586,6 +669,13 @@ class Emulator:
             namespace is None and rtype.namespaced and name is not None
         ):
             raise no_such_path()
+        if sub == "exec" and rtype.key == POD_KEY and namespace is not None and name is not None:
+            # The one verb that is not a GET: kubectl and the client open it with GET or POST.
+            if req.method not in ("GET", "POST"):
+                raise method_not_allowed()
+            verb = "get" if req.method == "GET" else "create"
+            target = Target("exec", rtype, namespace, name, sub, rbac_verb=verb)
+            return (lambda: self._exec(req, rtype, namespace, name)), target
         if sub is not None:
             if sub not in SUBRESOURCES.get(rtype.key, {}) or req.method != "GET":
                 raise no_such_path() if req.method == "GET" else method_not_allowed()
@@ -798,6 +888,40 @@ class Emulator:
             raise bad_request(f"container {container} is not valid for pod {name}")
         return container
 
+    # exec
+
+    def _exec(self, req: Request, rtype: ResourceType, ns: str, name: str) -> ExecSession:
+        # The API server's checks, in its order, all before the upgrade (so they are plain
+        # HTTP errors); what the container does comes after it, on the error channel.
+        pod = next((o for o in self.objects(rtype) if _ns_name(o) == (ns, name)), None)
+        if pod is None:
+            raise not_found(rtype, name)
+        container = self._log_container(req, pod, name)  # exec shares the API's wording
+        argv = tuple(req.multi.get("command") or ())
+        if not argv:
+            raise bad_request("you must specify at least one command for the container")
+        if not any(req.flag(stream) for stream in ("stdin", "stdout", "stderr")):
+            raise bad_request("you must specify at least 1 of stdin, stdout, stderr")
+        if not (pod.get("spec") or {}).get("nodeName"):
+            raise bad_request(f"pod {name} does not have a host assigned")
+        protocol = _exec_protocol(req)
+        session = ExecSession(protocol, websocket_accept(req.headers["sec-websocket-key"]))
+        if not _is_running(pod, container):
+            # The kubelet only finds running containers; the API server reports its refusal.
+            cause = f'unable to upgrade connection: container not found ("{container}")'
+            return replace(session, status=exec_internal_error(cause))
+        key = ExecKey(ns, name, container, argv)
+        reply = self.data.execs.get(key)
+        if reply is None:
+            reply, status = _unrecorded(key)
+        else:
+            status = exec_status(reply.exit_code, argv)
+        stdout = reply.stdout.encode() if req.flag("stdout") else b""
+        stderr = reply.stderr.encode() if req.flag("stderr") else b""
+        if req.flag("tty"):  # a terminal has one output stream
+            stdout, stderr = stdout + stderr, b""
+        return replace(session, stdout=stdout, stderr=stderr, status=status, delay=reply.delay)
+
     # access reviews
 
     def _review(self, req: Request, rtype: ResourceType) -> Response:
@@ -832,6 +956,8 @@ class Emulator:
         if rtype is None:
             return None
         verb = "log" if attrs.get("subresource") == "log" else str(attrs.get("verb", "get"))
+        if attrs.get("subresource") == "exec":
+            verb = "exec"
         return Target(verb, rtype, attrs.get("namespace") or None, attrs.get("name") or None)
 
     # discovery
@@ -908,7 +1034,7 @@ class Emulator:
         resources = []
         for rtype in sorted(types, key=lambda t: t.resource):
             resources.append(self._api_resource(rtype))
-            for sub, (kind, verbs) in SUBRESOURCES.get(rtype.key, {}).items():
+            for sub, (kind, verbs) in _subresources(rtype).items():
                 resources.append(
                     {
                         "name": f"{rtype.resource}/{sub}",
@@ -971,7 +1097,7 @@ class Emulator:
             entry["categories"] = list(categories)
         subs = [
             {"subresource": sub, "responseKind": {**kind, "kind": sub_kind}, "verbs": list(verbs)}
-            for sub, (sub_kind, verbs) in SUBRESOURCES.get(rtype.key, {}).items()
+            for sub, (sub_kind, verbs) in _subresources(rtype).items()
         ]
         if subs:
             entry["subresources"] = subs
@@ -979,6 +1105,145 @@ class Emulator:
 
 
 # --- helpers ---------------------------------------------------------------------------------
+
+
+def _subresources(rtype: ResourceType) -> dict[str, tuple[str, tuple[str, ...]]]:
+    # pods/exec is listed like a real server's, but served here: it is not a GET.
+    subs = dict(SUBRESOURCES.get(rtype.key, {}))
+    if rtype.key == POD_KEY:
+        subs["exec"] = ("PodExecOptions", ("create", "get"))
+    return subs
+
+
+def _exec_protocol(req: Request) -> str:
+    """The subprotocol for this upgrade request, or a 400 like the API server's."""
+    upgrade = req.headers.get("upgrade", "").strip().lower()
+    if upgrade.startswith("spdy/"):
+        raise bad_request(
+            "this emulator serves exec over WebSocket only (v5.channel.k8s.io, "
+            "v4.channel.k8s.io), not SPDY; kubectl >= 1.30 uses WebSocket"
+        )
+    if upgrade != "websocket":
+        raise bad_request("Upgrade request required")
+    connection = {t.strip().lower() for t in req.headers.get("connection", "").split(",")}
+    if "upgrade" not in connection or not req.headers.get("sec-websocket-key"):
+        raise bad_request("websocket: the client is not using the websocket protocol")
+    if req.headers.get("sec-websocket-version", "").strip() != "13":
+        raise bad_request("websocket: unsupported version: only version 13 is supported")
+    offered = [
+        p.strip() for p in req.headers.get("sec-websocket-protocol", "").split(",") if p.strip()
+    ]
+    if not offered:
+        return ""  # channel.k8s.io, without naming it
+    for protocol in EXEC_PROTOCOLS:
+        if protocol in offered:
+            return protocol
+    raise bad_request(
+        f"requested protocol(s) are not supported: [{' '.join(offered)}]; "
+        f"supports [{' '.join(EXEC_PROTOCOLS)}]"
+    )
+
+
+def _is_running(pod: dict[str, Any], container: str) -> bool:
+    # A hand-written pod may leave a container's status out: it counts as running then.
+    status = pod.get("status") or {}
+    if status.get("phase") in ("Succeeded", "Failed"):
+        return False
+    for part in ("containerStatuses", "initContainerStatuses", "ephemeralContainerStatuses"):
+        for cs in status.get(part) or []:
+            if cs.get("name") == container:
+                return "running" in (cs.get("state") or {})
+    return True
+
+
+def _unrecorded(key: ExecKey) -> tuple[ExecReply, dict[str, Any]]:
+    """A command the scenario has no reply for: it answers like a missing binary."""
+    argv = key.argv
+    if argv[0].rsplit("/", 1)[-1] in _SHELLS and len(argv) >= 3 and argv[1] == "-c":
+        shell, word = argv[0].rsplit("/", 1)[-1], _first_word(argv[2])
+        if not word:
+            return ExecReply(), exec_status(0, argv)  # sh -c '' does nothing, successfully
+        said = f"line 1: {word}: command not found" if shell == "bash" else f"{word}: not found"
+        return ExecReply(stderr=f"{shell}: {said}\n", exit_code=127), exec_status(127, argv)
+    if "/" in argv[0]:
+        missing = f'exec: "{argv[0]}": stat {argv[0]}: no such file or directory'
+    else:
+        missing = f'exec: "{argv[0]}": executable file not found in $PATH'
+    exec_id = uuid.uuid5(uuid.NAMESPACE_URL, repr(key)).hex * 2  # containerd's 64 hex digits
+    cause = (
+        "error executing command in container: failed to exec in container: failed to start "
+        f'exec "{exec_id}": OCI runtime exec failed: exec failed: unable to start container '
+        f"process: {missing}: unknown"
+    )
+    return ExecReply(), exec_internal_error(cause)
+
+
+def _first_word(script: str) -> str:
+    """The command a shell script starts with, past any VAR=value assignments."""
+    try:
+        words = shlex.split(script, comments=True)
+    except ValueError:  # unbalanced quotes: the shell would fail too, on the first word
+        words = script.split()
+    for word in words:
+        name, eq, _ = word.partition("=")
+        if not (eq and name.isidentifier()):
+            return word
+    return ""
+
+
+# --- WebSocket (RFC 6455), the server side of exec -------------------------------------------
+
+_WS_GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
+_OP_TEXT, _OP_BINARY, _OP_CLOSE, _OP_PING, _OP_PONG = 0x1, 0x2, 0x8, 0x9, 0xA
+_CHUNK = 32 * 1024  # the kubelet copies output in 32 KiB pieces: one message each
+_MAX_CLIENT_FRAME = 1 << 20  # clients send only control frames and tiny stdin/resize data
+
+
+def websocket_accept(key: str) -> str:
+    """Sec-WebSocket-Accept for a Sec-WebSocket-Key (RFC 6455 section 4.2.2)."""
+    digest = hashlib.sha1((key.strip() + _WS_GUID).encode("ascii")).digest()
+    return base64.b64encode(digest).decode("ascii")
+
+
+def websocket_frame(opcode: int, payload: bytes) -> bytes:
+    """One final, unmasked frame (servers never mask)."""
+    n = len(payload)
+    if n < 126:
+        head = struct.pack("!BB", 0x80 | opcode, n)
+    elif n < 1 << 16:
+        head = struct.pack("!BBH", 0x80 | opcode, 126, n)
+    else:
+        head = struct.pack("!BBQ", 0x80 | opcode, 127, n)
+    return head + payload
+
+
+def read_websocket_frame(rfile: BinaryIO) -> tuple[int, bytes] | None:
+    """(opcode, unmasked payload) of the next frame; None at the end of the stream."""
+    head = rfile.read(2)
+    if len(head) < 2:
+        return None
+    opcode, length = head[0] & 0x0F, head[1] & 0x7F
+    if length == 126:
+        length = struct.unpack("!H", _read_exact(rfile, 2))[0]
+    elif length == 127:
+        length = struct.unpack("!Q", _read_exact(rfile, 8))[0]
+    if length > _MAX_CLIENT_FRAME:
+        raise ValueError(f"client frame of {length} bytes")
+    mask = _read_exact(rfile, 4) if head[1] & 0x80 else b""
+    payload = _read_exact(rfile, length)
+    if mask and payload:
+        keys = (mask * (length // 4 + 1))[:length]
+        payload = (int.from_bytes(payload, "big") ^ int.from_bytes(keys, "big")).to_bytes(
+            length, "big"
+        )
+    return opcode, payload
+
+
+def _read_exact(rfile: BinaryIO, n: int) -> bytes:
+    data = rfile.read(n) if n else b""
+    if len(data) < n:
+        raise ValueError("the connection ended inside a frame")
+    return data
 
 
 def _at(items: list[str], index: int) -> str | None:
@@ -1081,10 +1346,16 @@ class _Handler(BaseHTTPRequestHandler):
     def _serve(self, method: str) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length) if length > 0 else b""
-        req = Request.parse(method, self.path, self.headers.get("Accept", ""), body)
+        req = Request.parse(
+            method, self.path, self.headers.get("Accept", ""), body, dict(self.headers.items())
+        )
         resp = self.server.emulator.handle(req)
         if resp is None:
             self.close_connection = True
+            return
+        if isinstance(resp, ExecSession):
+            self.close_connection = True  # the connection is the WebSocket's from here on
+            _ExecStream(self, resp, self.server.emulator._stopping).play()
             return
         self.send_response(resp.code)
         self.send_header("Content-Type", resp.content_type)
@@ -1094,3 +1365,96 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header(key, value)
         self.end_headers()
         self.wfile.write(resp.body)
+
+
+class _ExecStream:
+    """Plays one ExecSession over a handler's connection, as the kubelet's exec stream."""
+
+    def __init__(self, handler: _Handler, session: ExecSession, stopping: threading.Event) -> None:
+        self.handler = handler
+        self.session = session
+        self.stopping = stopping
+        self.gone = threading.Event()  # the client closed or dropped the connection
+        self._lock = threading.Lock()  # one writer at a time: the player and the pong answers
+        self._closed = False  # we sent our close frame: nothing may follow it
+
+    def play(self) -> None:
+        session, handler = self.session, self.handler
+        handler.send_response(101, "Switching Protocols")
+        handler.send_header("Upgrade", "websocket")
+        handler.send_header("Connection", "Upgrade")
+        handler.send_header("Sec-WebSocket-Accept", session.accept)
+        if session.protocol:
+            handler.send_header("Sec-WebSocket-Protocol", session.protocol)
+        handler.end_headers()
+        # Reading runs beside writing: kubectl pings every few seconds and must get its pongs.
+        reader = threading.Thread(target=self._read_client, name="k8s-emulator-exec", daemon=True)
+        reader.start()
+        try:
+            if session.hang:
+                self._wait(HANG_SECONDS)
+                return
+            self._channel(STDOUT, session.stdout)
+            self._channel(STDERR, session.stderr)
+            if session.delay and self._wait(session.delay):
+                return
+            self._status()
+            self._send(_OP_CLOSE, struct.pack("!H", 1000))
+            self.gone.wait(1.0)  # give the client the time to answer our close
+        except OSError:
+            pass  # the client went away mid-answer, e.g. a client that timed out
+        finally:
+            with contextlib.suppress(OSError):
+                handler.connection.shutdown(socket.SHUT_RDWR)
+            reader.join(timeout=1.0)
+
+    def _wait(self, seconds: float) -> bool:
+        """Sleep; True when cut short by the client leaving or the emulator stopping."""
+        end = time.monotonic() + seconds
+        while not (self.gone.is_set() or self.stopping.is_set()):
+            left = end - time.monotonic()
+            if left <= 0:
+                return False
+            self.gone.wait(min(left, 0.05))
+        return True
+
+    def _send(self, opcode: int, payload: bytes) -> None:
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = opcode == _OP_CLOSE
+            self.handler.wfile.write(websocket_frame(opcode, payload))
+
+    def _channel(self, channel: int, data: bytes) -> None:
+        encoded = "base64" in self.session.protocol
+        for start in range(0, len(data), _CHUNK):
+            chunk = data[start : start + _CHUNK]
+            if encoded:  # the channel as an ASCII digit, the data in base64, in text frames
+                self._send(_OP_TEXT, str(channel).encode() + base64.b64encode(chunk))
+            else:
+                self._send(_OP_BINARY, bytes([channel]) + chunk)
+
+    def _status(self) -> None:
+        status = self.session.status
+        if self.session.protocol.startswith(("v4.", "v5.")):
+            self._channel(ERROR, json.dumps(status, separators=(",", ":")).encode())
+        elif status.get("status") != "Success":
+            self._channel(ERROR, str(status.get("message", "")).encode())  # v1: text only
+
+    def _read_client(self) -> None:
+        try:
+            while True:
+                frame = read_websocket_frame(self.handler.rfile)
+                if frame is None:
+                    return
+                opcode, payload = frame
+                if opcode == _OP_PING:
+                    self._send(_OP_PONG, payload)
+                elif opcode == _OP_CLOSE:
+                    self._send(_OP_CLOSE, payload[:2])  # no-op when ours went first
+                    return
+                # Data frames (stdin, terminal resizes, v5 close signals) have no reader here.
+        except (OSError, ValueError):
+            return
+        finally:
+            self.gone.set()

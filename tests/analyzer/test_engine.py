@@ -165,20 +165,32 @@ def test_quantity() -> None:
 
 
 def test_unredacted_secrets_are_reported_by_member_and_kind(tmp_path: Path) -> None:
+    # Written around tf-collect (whose writer always redacts), like a hand-made archive.
+    from bundlekit import base_manifest, file_member, manifest_member, raw_tar_zst
+
     from analyzer.report import build_report, render
 
     jwt = "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJzeXN0ZW06c2EifQ.c2lnbmF0dXJlc2lnbmF0dXJl"
-    path = make_bundle(
+    member = "logs/tensor-fusion-sys/p/c.log"
+    art = {
+        "id": "log:p",
+        "step": "s",
+        "type": "log",
+        "status": "ok",
+        "namespace": NS,
+        "pod": "p",
+        "container": "c",
+        "paths": [member],
+    }
+    path = raw_tar_zst(
         tmp_path / "b.tar.zst",
-        objects={("", "pods"): []},
-        logs={
-            (NS, "p", "c", False): f"I1130 token={jwt}\nI1130 token expired, retrying\n",
-        },
+        [
+            manifest_member(base_manifest([art])),
+            file_member(member, f"I1130 token={jwt}\nI1130 token expired, retrying\n".encode()),
+        ],
     )
     analysis = _analyze(path)
-    assert analysis.possible_secrets == [
-        {"member": "logs/tensor-fusion-sys/p/c.log", "kind": "jwt", "count": 1}
-    ]
+    assert analysis.possible_secrets == [{"member": member, "kind": "jwt", "count": 1}]
     report = build_report(analysis, "en")
     md = render(report, "md")
     assert "still contains what looks like secrets" in md

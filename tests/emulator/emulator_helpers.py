@@ -9,6 +9,8 @@ from pathlib import Path
 
 FIXTURES = Path(__file__).parent / "fixtures"
 TF_BASIC = FIXTURES / "tf-basic"
+# tf-basic plus a Running soft-isolation workload and recorded exec replies.
+TF_EXEC = FIXTURES / "tf-exec"
 KUBECTL = "/usr/bin/kubectl"
 
 Kubectl = Callable[..., subprocess.CompletedProcess[str]]
