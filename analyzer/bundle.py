@@ -90,6 +90,7 @@ class Bundle:
         self._events: dict[tuple[str, str, str], list[dict[str, Any]]] = defaultdict(list)
         self._logs: dict[tuple[str, str, str, bool, str | None], Log] = {}
         self._exec: dict[tuple[str, str, str, str], ExecOutput] = {}
+        self._documents: dict[str, tuple[Any, str, str]] = {}  # helm, metrics
         self._by_id = {a["id"]: a for a in self.artifacts}
         self._index()
 
@@ -144,6 +145,8 @@ class Bundle:
                 self._index_log(art)
             elif art["type"] == "exec":
                 self._index_exec(art)
+            elif art["type"] in ("helm", "metrics"):
+                self._index_document(art)
         for items in self._objects.values():
             items.sort(
                 key=lambda o: (o["metadata"].get("namespace", ""), o["metadata"].get("name", ""))
@@ -189,6 +192,17 @@ class Bundle:
             art.get("grep"),
         )
         self._logs[(log.namespace, log.pod, log.container, log.previous, log.grep)] = log
+
+    def _index_document(self, art: dict[str, Any]) -> None:
+        data = None
+        if art["status"] in OK_STATUSES and art.get("paths"):
+            try:
+                data = json.loads(self._member(art["paths"][0]))
+            except ValueError as exc:
+                raise BundleError(
+                    f"{self.source}: {art['paths'][0]} is not valid JSON ({exc})", ExitCode.MANIFEST
+                ) from exc
+        self._documents[art["type"]] = (data, art["status"], art.get("message", ""))
 
     def _index_exec(self, art: dict[str, Any]) -> None:
         text = ""
@@ -262,8 +276,22 @@ class Bundle:
         """Every whole log (filtered reads excluded)."""
         return [self._logs[k] for k in sorted(self._logs, key=str) if k[4] is None]
 
-    def exec_output(self, namespace: str, pod: str, container: str, check: str) -> ExecOutput | None:
+    def exec_output(
+        self, namespace: str, pod: str, container: str, check: str
+    ) -> ExecOutput | None:
         return self._exec.get((namespace, pod, container, check))
+
+    def exec_outputs(self, namespace: str, pod: str, check: str) -> list[ExecOutput]:
+        """Outputs of one check in any container of a pod."""
+        return [
+            v
+            for (ns, p, _, c), v in sorted(self._exec.items())
+            if (ns, p, c) == (namespace, pod, check)
+        ]
+
+    def document(self, kind: str) -> tuple[Any, str, str]:
+        """(data, status, message) of the Helm release projection or the metrics answer."""
+        return self._documents.get(kind, (None, "not_collected", f"no {kind} step in this bundle"))
 
     def status_of(self, artifact_id: str) -> tuple[str, str] | None:
         """(status, message) of one artifact by its manifest id."""

@@ -139,6 +139,7 @@ def analyze(bundle: Bundle, rules: list[Rule]) -> Analysis:
         "namespace": bundle.tf_namespace,
         "release": bundle.manifest["tensorfusion"]["release"],
         "version": bundle.manifest["tensorfusion"].get("version") or "",
+        "installed": bundle.manifest["tensorfusion"].get("installed"),
     }
     results = [evaluate(rule, bundle, tf) for rule in rules]
     findings = [f for r in results for f in r.findings]
@@ -229,6 +230,13 @@ def _subjects(rule: Rule, bundle: Bundle, scope: Scope) -> list[dict[str, Any] |
 def _shared_bindings(rule: Rule, bundle: Bundle, scope: Scope) -> dict[str, Any]:
     bound: dict[str, Any] = {}
     for name, spec in rule.bindings.items():
+        if "helm" in spec or "metrics" in spec:
+            kind = "helm" if "helm" in spec else "metrics"
+            data, status, message = bundle.document(kind)
+            if data is None and not spec.get("optional"):
+                raise _Unavailable(f"{kind} data was not collected: {status} ({message})")
+            bound[name] = data
+            continue
         if "objects" not in spec:
             continue
         resource, group = split_resource(spec["objects"])
@@ -257,7 +265,29 @@ def _subject_bindings(rule: Rule, bundle: Bundle, subject: dict[str, Any] | None
             if not cov.ok:
                 raise _Unavailable(cov.message)
             bound[name] = bundle.events_for(subject or {})
+        elif "exec" in spec:
+            bound[name] = _exec_output(bundle, subject or {}, spec)
     return bound
+
+
+def _exec_output(bundle: Bundle, pod: dict[str, Any], spec: dict[str, Any]) -> dict[str, Any]:
+    meta = pod.get("metadata", {})
+    ns, name = meta.get("namespace", ""), meta.get("name", "")
+    found = bundle.exec_outputs(ns, name, spec["check"])
+    if not found:
+        raise _Unavailable(
+            f"check {spec['check']} was not run in {ns}/{name} (tf-collect --exec runs it)"
+        )
+    out = found[0]
+    if out.status not in ("ok", "truncated"):
+        raise _Unavailable(f"check {spec['check']} in {ns}/{name}: {out.status} ({out.message})")
+    return {
+        "text": out.text,
+        "lines": out.text.splitlines(),
+        "exit_code": out.exit_code,
+        "container": out.container,
+        "argv": list(out.argv),
+    }
 
 
 def _log_lines(bundle: Bundle, pod: dict[str, Any], spec: dict[str, Any]) -> list[str]:
@@ -272,7 +302,7 @@ def _log_lines(bundle: Bundle, pod: dict[str, Any], spec: dict[str, Any]) -> lis
     lines: list[str] = []
     for container in wanted:
         for previous in which:
-            log = bundle.log(ns, name, container, previous)
+            log = bundle.log(ns, name, container, previous, spec.get("grep"))
             if log is None:
                 if previous:
                     continue  # never attempted: the container had not restarted

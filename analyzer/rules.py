@@ -121,7 +121,7 @@ def load_rule(path: Path, root: Path) -> Rule:
     if for_each:
         scope.add(for_each["as"])
     for name, binding in bindings.items():
-        target = binding.get("logs") or binding.get("events_for")
+        target = binding.get("logs") or binding.get("events_for") or binding.get("exec")
         if target is not None and target != (for_each or {}).get("as"):
             raise RuleLoadError(f"{rel}: with.{name}: {target!r} is not the for_each subject")
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import yaml
@@ -233,3 +234,130 @@ def test_reader_accessors_for_exec_and_status(tmp_path: Path) -> None:
     assert out.text == "/tensor-fusion-limiter/libcuda_limiter.so\n"
     assert bundle.status_of("log:x") == ("timeout", "no answer within 30s")
     assert bundle.log("n", "q", "c").collected is False
+
+
+def _rule(root: Path, rule_id: str, **fields) -> None:
+    data = {
+        "id": rule_id,
+        "manual": [rule_id],
+        "severity": "warning",
+        "title": {"en": "t", "zh": "t"},
+        "explanation": {"en": "e", "zh": "e"},
+        "fix": {"en": "f", "zh": "f"},
+        **fields,
+    }
+    path = root / f"{rule_id}.yaml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(yaml.safe_dump(data))
+
+
+def test_exec_helm_and_grep_bindings(tmp_path: Path) -> None:
+    from bundlekit import base_manifest, file_member, manifest_member, raw_tar_zst
+
+    rules = tmp_path / "rules"
+    _rule(
+        rules,
+        "limits-not-enforced/no-preload",
+        for_each={"resource": "pods", "namespace": "all", "as": "pod"},
+        with_={"preload": {"exec": "pod", "check": "limits-not-enforced/ld-preload"}},
+        when='!preload.text.contains("libcuda_limiter.so")',
+    )
+    _rule(
+        rules,
+        "controller-crash/isolation-policy-invalid",
+        with_={"helm": {"helm": "release"}},
+        when='has(helm.values.controller) && helm.values.controller.isolationModePolicy == "strict"',
+    )
+    _rule(
+        rules,
+        "webhook-not-injecting/pod-predates-label",
+        for_each={"resource": "pods", "namespace": "tf", "as": "pod"},
+        with_={"mutations": {"logs": "pod", "containers": ["controller"], "grep": "Mutating pod"}},
+        when="size(mutations) == 2",
+    )
+    for f in rules.rglob("*.yaml"):  # `with` is a Python keyword; the YAML key is plain
+        f.write_text(f.read_text().replace("with_:", "with:"))
+    pods = [
+        {
+            "kind": "Pod",
+            "metadata": {"name": "app", "namespace": "ml"},
+            "spec": {"containers": [{"name": "app"}]},
+        },
+        {
+            "kind": "Pod",
+            "metadata": {"name": "ctl", "namespace": NS},
+            "spec": {"containers": [{"name": "controller"}]},
+        },
+    ]
+    arts = [
+        {
+            "id": "o",
+            "step": "s",
+            "type": "objects",
+            "status": "ok",
+            "group": "",
+            "resource": "pods",
+            "kind": "Pod",
+            "namespace": None,
+            "paths": ["objects/pods.json"],
+        },
+        {
+            "id": "e",
+            "step": "s",
+            "type": "exec",
+            "status": "ok",
+            "namespace": "ml",
+            "pod": "app",
+            "container": "app",
+            "check": "limits-not-enforced/ld-preload",
+            "argv": ["cat", "/etc/ld.so.preload"],
+            "exit_code": 1,
+            "paths": ["exec/ml/app/app/ld-preload.txt"],
+        },
+        {"id": "h", "step": "s", "type": "helm", "status": "ok", "paths": ["helm/r.json"]},
+        {
+            "id": "g",
+            "step": "s",
+            "type": "log",
+            "status": "ok",
+            "namespace": NS,
+            "pod": "ctl",
+            "container": "controller",
+            "grep": "Mutating pod",
+            "paths": ["logs/g.log"],
+        },
+        {
+            "id": "c",
+            "step": "s",
+            "type": "log",
+            "status": "ok",
+            "namespace": NS,
+            "pod": "ctl",
+            "container": "controller",
+            "paths": ["logs/c.log"],
+        },
+    ]
+    path = raw_tar_zst(
+        tmp_path / "b.tar.zst",
+        [
+            manifest_member(base_manifest(arts)),
+            file_member("objects/pods.json", json.dumps({"items": pods}).encode()),
+            file_member(
+                "exec/ml/app/app/ld-preload.txt", b"cat: /etc/ld.so.preload: No such file\n"
+            ),
+            file_member(
+                "helm/r.json",
+                json.dumps({"values": {"controller": {"isolationModePolicy": "strict"}}}).encode(),
+            ),
+            file_member("logs/g.log", b'"Mutating pod" a\n"Mutating pod" b\n'),
+            file_member("logs/c.log", b"x\n"),
+        ],
+    )
+    analysis = _analyze(path, rules)
+    outcome = {r.rule_id: (r.outcome, [f.objects for f in r.findings]) for r in analysis.results}
+    assert outcome["limits-not-enforced/no-preload"] == ("fired", [["Pod/ml/app"]])
+    assert outcome["controller-crash/isolation-policy-invalid"] == ("fired", [[]])
+    assert outcome["webhook-not-injecting/pod-predates-label"] == (
+        "fired",
+        [["Pod/tensor-fusion-sys/ctl"]],
+    )
