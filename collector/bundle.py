@@ -22,6 +22,8 @@ from typing import Any
 import tf_support_schemas as schemas
 
 from .errors import OutputError
+from .redact import Redactor
+from .redact.manifest import redact_manifest
 
 try:  # Python 3.14+
     from compression import zstd  # type: ignore[import-not-found]
@@ -70,10 +72,16 @@ def dump_json(obj: Any) -> bytes:
 
 
 class BundleWriter:
-    """Stages members and writes the final ``.tar.zst`` atomically."""
+    """Stages members and writes the final ``.tar.zst`` atomically.
 
-    def __init__(self, final_path: Path) -> None:
+    Every byte and every member name goes through the run's redactor before it is staged,
+    and so does the manifest: there is no way to write around it. Without a redactor given,
+    the writer makes its own (redaction is never off).
+    """
+
+    def __init__(self, final_path: Path, *, redactor: Redactor | None = None) -> None:
         self.final_path = final_path
+        self.redactor = redactor if redactor is not None else Redactor()
         parent = final_path.parent
         if not parent.is_dir():
             raise OutputError(f"output directory {parent} does not exist")
@@ -86,6 +94,7 @@ class BundleWriter:
         except OSError as exc:
             raise OutputError(f"cannot stage the bundle in {parent}: {exc.strerror}") from exc
         self._members: set[str] = set()
+        self._names: dict[str, str] = {}  # member as asked -> member as written (redacted)
         self._tmp: Path | None = None
 
     @property
@@ -93,21 +102,32 @@ class BundleWriter:
         return sorted(self._members)
 
     def put(self, member: str, data: bytes) -> None:
-        if member == MANIFEST or member in self._members:
+        """Stage one member, redacted by pattern (names too)."""
+        if member == MANIFEST or member in self._names:
             raise ValueError(f"member {member} written twice")
-        target = self._staging / member
+        name = self.redactor.member_name(member)
+        if name in self._members:
+            raise ValueError(f"member {member} written twice (as {name})")
+        self._names[member] = name
+        data = self.redactor.redact_bytes(data, member=member)
+        target = self._staging / name
         target.parent.mkdir(parents=True, exist_ok=True)
         try:
             target.write_bytes(data)
         except OSError as exc:
             raise OutputError(f"cannot write the bundle: {exc.strerror}") from exc
-        self._members.add(member)
+        self._members.add(name)
+
+    def put_object(self, member: str, obj: Any) -> None:
+        """Stage decoded JSON: redacted by structure before it is serialised, then by pattern."""
+        self.put(member, dump_json(self.redactor.redact_object(obj, member=member)))
 
     def size_of(self, member: str) -> int:
-        return (self._staging / member).stat().st_size
+        return (self._staging / self._names.get(member, member)).stat().st_size
 
     def finish(self, manifest: dict[str, Any]) -> Path:
-        """Validate the manifest, write the archive and move it into place."""
+        """Redact and validate the manifest, write the archive and move it into place."""
+        manifest = redact_manifest(self.redactor, manifest, self._names)
         problems = schemas.errors("manifest", manifest)
         if problems:
             raise ValueError("manifest does not match its schema: " + "; ".join(problems[:5]))

@@ -1,4 +1,8 @@
-"""tf-collect: the thin command line over `collector.run.collect`."""
+"""tf-collect: the thin command line over `collector.run.collect` (and `tf-collect redact`).
+
+`tf-collect [options]` collects, exactly as before there were subcommands: the command is a
+click group that runs the collection when no subcommand is named.
+"""
 
 from __future__ import annotations
 
@@ -13,6 +17,10 @@ from . import __version__
 from .errors import CollectError, ExitCode
 from .plan import coverage, default_plan, describe
 from .progress import make_progress
+from .redact import Redactor, key_from_env
+from .redact.mapfile import check_map_path, write_map
+from .redact.offline import InputError, redact_path
+from .redact.parallel import default_workers
 from .run import CollectOptions, CollectResult, collect
 
 NEXT_STEP = (
@@ -20,7 +28,10 @@ NEXT_STEP = (
 )
 
 
-@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(
+    invoke_without_command=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
 @click.option("--kubeconfig", type=click.Path(dir_okay=False), help="Path to a kubeconfig file.")
 @click.option("--context", help="Kubeconfig context to use (default: current context).")
 @click.option(
@@ -115,10 +126,29 @@ NEXT_STEP = (
     is_flag=True,
     help="Read allocation failures from GreptimeDB through the API server.",
 )
+@click.option(
+    "--redaction-map",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Also write original -> placeholder to this file (outside the bundle; keep it private).",
+)
+@click.option(
+    "--redact-public-ips",
+    is_flag=True,
+    help="Pseudonymise public IP addresses too (internal ones always are).",
+)
 @click.option("--dry-run", is_flag=True, help="Print the collection plan; collect nothing.")
 @click.version_option(__version__, prog_name="tf-collect")
-def main(dry_run: bool, exec_: bool, pods: tuple[str, ...], **kwargs: object) -> None:
-    """Collect a TensorFusion support bundle (read-only; Secrets are never read)."""
+@click.pass_context
+def main(
+    ctx: click.Context, dry_run: bool, exec_: bool, pods: tuple[str, ...], **kwargs: object
+) -> None:
+    """Collect a TensorFusion support bundle (read-only; Secrets are never read).
+
+    Tokens, keys, passwords and internal addresses are redacted before anything reaches
+    disk. `tf-collect redact PATH -o OUT` cleans files you already have.
+    """
+    if ctx.invoked_subcommand is not None:
+        return
     for pod in pods:
         if pod.count("/") != 1 or not all(pod.split("/")):
             raise click.BadParameter(f"{pod!r} is not NAMESPACE/NAME", param_hint="--pod")
@@ -172,6 +202,10 @@ def _summary(result: CollectResult) -> None:
         f"with {result.requests} API requests.",
         err=True,
     )
+    redacted = result.redaction.get("counts") or {}
+    if redacted:
+        kinds = ", ".join(f"{n} {kind}" for kind, n in sorted(redacted.items()))
+        click.echo(f"Redacted {sum(redacted.values())} values ({kinds}).", err=True)
     for art in result.failed:
         what = art.get("resource") or f"logs {art.get('pod')}/{art.get('container')}"
         where = art.get("namespace") or "cluster"
@@ -194,3 +228,57 @@ def _hard_exit(code: int) -> None:
     # so do not wait for them.
     sys.stderr.flush()
     os._exit(code)
+
+
+@main.command("redact")
+@click.argument("path", type=click.Path(exists=True, path_type=Path))
+@click.option(
+    "-o",
+    "--output",
+    required=True,
+    type=click.Path(path_type=Path),
+    help="Where to write the redacted copy (a new path; of PATH's kind).",
+)
+@click.option(
+    "--redaction-map",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Also write original -> placeholder to this file (keep it private).",
+)
+@click.option("--redact-public-ips", is_flag=True, help="Pseudonymise public IP addresses too.")
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    default=default_workers(),
+    show_default=True,
+    help="Processes sharing a large input.",
+)
+def redact_command(
+    path: Path, output: Path, redaction_map: Path | None, redact_public_ips: bool, workers: int
+) -> None:
+    """Redact an existing file, directory, .tar.gz or .tar.zst (a bundle, or any logs).
+
+    The same engine as collection: a file gives a file, a directory a directory, an archive
+    an archive of the same kind. PATH is never changed and OUT is never overwritten.
+    """
+    try:
+        check_map_path(redaction_map, output)
+        redactor = Redactor(key=key_from_env(), public_ips=redact_public_ips)
+        result = redact_path(path, output, redactor, workers=workers)
+        if redaction_map is not None:
+            write_map(redaction_map, redactor, output)
+    except InputError as exc:
+        click.echo(f"tf-collect redact: {exc}", err=True)
+        sys.exit(int(ExitCode.USAGE))
+    except CollectError as exc:
+        click.echo(f"tf-collect redact: {exc}", err=True)
+        sys.exit(int(exc.exit_code))
+    counts = result.summary.get("counts", {})
+    what = ", ".join(f"{n} {kind}" for kind, n in sorted(counts.items())) or "nothing"
+    click.echo(
+        f"Redacted {result.files} file(s){' of a tf-collect bundle' if result.bundle else ''}: "
+        f"replaced {what}.",
+        err=True,
+    )
+    for item in result.skipped:
+        click.echo(f"  left out: {item}", err=True)
+    click.echo(str(result.output))

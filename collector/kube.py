@@ -264,9 +264,12 @@ class Kube:
         try:
             raw = self.get_raw(f"/api/v1/namespaces/{namespace}/pods/{pod}/log", query)
         except CallFailed as exc:
-            # The kubelet answers 400 when there is no previous container: that is absence,
-            # not failure.
-            if exc.http_status == 400 and "not found" in exc.message:
+            # The kubelet answers 400 when there is no previous container, or when the
+            # container never started (ContainerCreating, PodInitializing): that is absence
+            # of a log, not a failure to collect one.
+            if exc.http_status == 400 and (
+                "not found" in exc.message or "waiting to start" in exc.message
+            ):
                 raise CallFailed("not_found", exc.message, 400) from None
             raise
         return raw.decode("utf-8", errors="replace")

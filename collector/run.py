@@ -20,7 +20,6 @@ from typing import Any
 from . import __version__
 from .bundle import (
     BundleWriter,
-    dump_json,
     exec_member,
     grep_member,
     helm_member,
@@ -52,6 +51,8 @@ from .plan import (
     Step,
     default_plan,
 )
+from .redact import Redactor, key_from_env
+from .redact.mapfile import check_map_path, write_map
 from .targets import PodRef, Targets, component, find_targets, ref
 
 GREP_LIMIT_BYTES = 32 * 1024 * 1024  # the most of one log read to grep through
@@ -83,6 +84,8 @@ class CollectOptions:
     metrics: bool = False
     greptime_namespace: str = "greptimedb"
     greptime_service: str = "greptimedb-standalone:4000"
+    redact_public_ips: bool = False
+    redaction_map: Path | None = None  # original -> placeholder, written outside the bundle
 
 
 @dataclass
@@ -92,6 +95,7 @@ class CollectResult:
     artifacts: list[dict[str, Any]]
     duration_s: float
     requests: int
+    redaction: dict[str, Any] = field(default_factory=dict)
 
     def by_status(self) -> dict[str, int]:
         counts: dict[str, int] = {}
@@ -126,7 +130,10 @@ def collect(opts: CollectOptions, progress: ProgressFn | None = None) -> Collect
     started = time.monotonic()
     created = now_utc()
     out = opts.output or default_output(conn.context, created)
-    writer = BundleWriter(out)
+    check_map_path(opts.redaction_map, out)
+    # One redactor per run: its key exists only in this process, never in the bundle.
+    redactor = Redactor(key=key_from_env(), public_ips=opts.redact_public_ips)
+    writer = BundleWriter(out, redactor=redactor)
     try:
         deadline = started + opts.overall_timeout if opts.overall_timeout else None
         run = _Run(kube, opts, writer, progress or (lambda *_: None), deadline=deadline)
@@ -136,12 +143,15 @@ def collect(opts: CollectOptions, progress: ProgressFn | None = None) -> Collect
     except BaseException:
         writer.abort()
         raise
+    if opts.redaction_map is not None:
+        write_map(opts.redaction_map, redactor, path)
     return CollectResult(
         path=path,
         size=path.stat().st_size,
         artifacts=manifest["artifacts"],
         duration_s=time.monotonic() - started,
         requests=kube.requests,
+        redaction=redactor.summary(),
     )
 
 
@@ -164,6 +174,7 @@ class _Run:
     server_version: dict[str, Any] = field(default_factory=dict)
     tf_installed: bool | None = None
     targets: Targets | None = None
+    _logs_planned: set[tuple[str, str, str, bool]] = field(default_factory=set)
     _done: int = 0
     _total: int = 0
 
@@ -388,15 +399,23 @@ class _Run:
         if init:
             groups.append((spec.get("initContainers") or [], True))
         wanted = set(only) if only is not None else None
+        r = ref(pod)
         jobs: list[Job] = []
         for containers, is_init in groups:
             for container in containers:
                 name = container.get("name", "")
                 if wanted is not None and name not in wanted:
                     continue
-                jobs.append(lambda c=name, i=is_init: self._log(step_id, pod, c, i, False))
-                if restarts.get(name, 0) > 0:
-                    jobs.append(lambda c=name, i=is_init: self._log(step_id, pod, c, i, True))
+                for prev in (False, True):
+                    key = (r.namespace, r.name, name, prev)
+                    # Several steps may want one log (a hypervisor stuck in Init is both a
+                    # hypervisor and an unhealthy pod): read it once.
+                    if (prev and restarts.get(name, 0) == 0) or key in self._logs_planned:
+                        continue
+                    self._logs_planned.add(key)
+                    jobs.append(
+                        lambda c=name, i=is_init, pv=prev: self._log(step_id, pod, c, i, pv)
+                    )
         return jobs
 
     def _log(
@@ -565,7 +584,7 @@ class _Run:
             except ReleaseDecodeError as exc:
                 raise CallFailed("error", str(exc)) from None
             member = helm_member(self.opts.release)
-            self.writer.put(member, dump_json(projected))
+            self.writer.put_object(member, projected)
             art.update(paths=[member])
 
         self._attempt(art, f"helm release {self.opts.release}", work)
@@ -593,7 +612,7 @@ class _Run:
                     ) from None
                 raise
             member = metrics_member("tf_system_metrics")
-            self.writer.put(member, dump_json(raw))
+            self.writer.put_object(member, raw)
             art.update(paths=[member])
 
         self._attempt(art, "allocation failures (GreptimeDB)", work)
@@ -616,12 +635,9 @@ class _Run:
         chosen = [self._pod(r) for r in self._extra_pods()]
         for r in self.targets.tf_pods:
             pod = self._pod(r)
-            if (
-                pod is not None
-                and r.namespace != self.opts.namespace
-                and component(pod) in ("worker", "client")
-                and _running(pod)
-            ):
+            # Every TF workload pod outside the TF namespace (injected or not: a pod the
+            # webhook skipped is exactly one whose limits are not enforced).
+            if pod is not None and r.namespace != self.opts.namespace and _running(pod):
                 chosen.append(pod)
         seen: set[PodRef] = set()
         for pod in chosen:
@@ -689,7 +705,7 @@ class _Run:
                 "metadata": {},
                 "items": ordered,
             }
-            self.writer.put(objects_member(resource, group, ns), dump_json(listing))
+            self.writer.put_object(objects_member(resource, group, ns), listing)
 
     def manifest(self, created: datetime, context: str | None, elapsed: float) -> dict[str, Any]:
         opts = self.opts
@@ -726,7 +742,7 @@ class _Run:
                 "version": self._tf_version(),
                 "installed": self.tf_installed,
             },
-            "redaction": {"enabled": False, "counts": {}, "files": {}},
+            "redaction": {"enabled": True, "counts": {}, "files": {}},  # the writer fills it
             "artifacts": arts,
         }
 

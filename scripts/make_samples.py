@@ -15,12 +15,16 @@ import sys
 import tempfile
 from pathlib import Path
 
-from analyzer.emulator.scenario import load_scenario, scenario_names
+from analyzer.emulator.scenario import collect_args, load_scenario, scenario_names
 from analyzer.emulator.server import Emulator
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_bundles"
-# A fixed creation time keeps regenerated bundles comparable.
+# A fixed creation time and a fixed redaction key keep regenerated bundles comparable, and
+# let the tests map a scenario's real names to the pseudonyms in its bundle. Never use a
+# fixed key for a real bundle: whoever knows it can reverse the address pseudonyms.
 EPOCH = "1796033400"  # 2026-11-30T10:10:00Z
+SAMPLE_KEY = "73616d706c652d62756e646c65732d6f6e6c792d6e6f742d7365637265742121"
+SAMPLE_ENV = {"SOURCE_DATE_EPOCH": EPOCH, "TF_COLLECT_REDACTION_KEY": SAMPLE_KEY}
 
 
 def make(name: str) -> Path:
@@ -28,9 +32,18 @@ def make(name: str) -> Path:
     with tempfile.TemporaryDirectory() as tmp, Emulator(load_scenario(SAMPLES / name)) as emu:
         kubeconfig = Path(tmp) / "kubeconfig"
         emu.write_kubeconfig(kubeconfig, context=f"sample-{name}")
-        env = {**os.environ, "SOURCE_DATE_EPOCH": EPOCH}
+        env = {**os.environ, **SAMPLE_ENV}
         proc = subprocess.run(
-            [sys.executable, "-m", "collector", "--kubeconfig", str(kubeconfig), "-o", str(out)],
+            [
+                sys.executable,
+                "-m",
+                "collector",
+                "--kubeconfig",
+                str(kubeconfig),
+                "-o",
+                str(out),
+                *collect_args(SAMPLES / name),
+            ],
             env=env,
             capture_output=True,
             text=True,

@@ -116,3 +116,32 @@ def file_member(name: str, data: bytes) -> tuple[tarfile.TarInfo, bytes]:
 
 def manifest_member(manifest: dict[str, Any] | None = None) -> tuple[tarfile.TarInfo, bytes]:
     return file_member("manifest.json", json.dumps(manifest or base_manifest([])).encode())
+
+
+_IPV4 = __import__("re").compile(r"^\d{1,3}(?:\.\d{1,3}){3}$")
+
+
+def pseudonymise(text: str, mapping: dict[str, str]) -> str:
+    """Text from the cluster as the redacted bundle reads it, given the redaction map.
+
+    Addresses also appear dashed inside host names (ip-10-0-3-17): those follow the map too.
+    """
+    pairs = dict(mapping)
+    for original, placeholder in mapping.items():
+        if _IPV4.match(original) and _IPV4.match(placeholder):
+            pairs.setdefault(original.replace(".", "-"), placeholder.replace(".", "-"))
+    for original in sorted(pairs, key=len, reverse=True):
+        text = text.replace(original, pairs[original])
+    return text
+
+
+def original_of(text: str, mapping: dict[str, str]) -> str:
+    """The reverse of `pseudonymise`, for names read from a bundle."""
+    reverse: dict[str, str] = {}
+    for original, placeholder in mapping.items():
+        reverse[placeholder] = original
+        if _IPV4.match(original) and _IPV4.match(placeholder):
+            reverse.setdefault(placeholder.replace(".", "-"), original.replace(".", "-"))
+    for placeholder in sorted(reverse, key=len, reverse=True):
+        text = text.replace(placeholder, reverse[placeholder])
+    return text

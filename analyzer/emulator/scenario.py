@@ -41,7 +41,9 @@ from analyzer.cluster import ClusterData, ExecKey, ExecReply, LogKey, ResourceTy
 from analyzer.emulator.builtin import SECRET_KEY, add_builtin_types
 
 SCENARIO_FILE = "scenario.yaml"
-SCENARIO_KEYS = {"description", "base", "serverVersion", "include", "delete"}
+# `collect`: extra tf-collect arguments the round-trip tests use for this scenario
+# (e.g. ["--exec"]); the loader only checks that it is a list of strings.
+SCENARIO_KEYS = {"description", "base", "serverVersion", "include", "delete", "collect"}
 DEFAULT_SERVER_VERSION = "v1.30.4"
 # A fixed time for objects that do not say when they were created: stable, obviously synthetic.
 DEFAULT_CREATION_TIMESTAMP = "2025-01-01T00:00:00Z"
@@ -124,10 +126,17 @@ def _read_meta(path: Path) -> dict[str, Any]:
         raise ScenarioError(
             f"{meta_file}: unknown key(s) {', '.join(unknown)}; allowed: {', '.join(sorted(SCENARIO_KEYS))}"
         )
-    for key in ("include", "delete"):
+    for key in ("include", "delete", "collect"):
         if not isinstance(meta.get(key, []), list):
             raise ScenarioError(f"{meta_file}: {key} must be a list")
+    if not all(isinstance(a, str) for a in meta.get("collect", [])):
+        raise ScenarioError(f"{meta_file}: collect must be a list of strings")
     return meta
+
+
+def collect_args(path: Path) -> list[str]:
+    """The extra tf-collect arguments a scenario asks its round trip to use."""
+    return list(_read_meta(path).get("collect", []))
 
 
 def _load_layer(path: Path, stack: tuple[Path, ...]) -> _Layer:

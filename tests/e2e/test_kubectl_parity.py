@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from bundlekit import original_of, pseudonymise
 
 from analyzer.bundle import Bundle
 from analyzer.emulator.scenario import load_scenario
@@ -21,6 +22,12 @@ from analyzer.emulator.server import Emulator
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_bundles"
 NS = "tensor-fusion-sys"
 PENDING = ("ml-team", "llm-serve-7b9d4c6f8-q8w2n")
+MAP: dict[str, str] = {}  # original -> placeholder, from the collection's redaction map
+
+
+def p(text: str) -> str:
+    """What kubectl shows, as the redacted bundle reads it."""
+    return pseudonymise(text, MAP)
 
 
 @pytest.fixture(scope="module")
@@ -30,13 +37,25 @@ def cluster(tmp_path_factory):
         kubeconfig = tmp / "kubeconfig"
         emu.write_kubeconfig(kubeconfig)
         out = tmp / "b.tar.zst"
+        map_file = tmp / "map.json"
         proc = subprocess.run(
-            [sys.executable, "-m", "collector", "--kubeconfig", str(kubeconfig), "-o", str(out)],
+            [
+                sys.executable,
+                "-m",
+                "collector",
+                "--kubeconfig",
+                str(kubeconfig),
+                "-o",
+                str(out),
+                "--redaction-map",
+                str(map_file),
+            ],
             capture_output=True,
             text=True,
             timeout=120,
         )
         assert proc.returncode == 0, proc.stderr
+        MAP.update(json.loads(map_file.read_text())["map"])
         yield kubeconfig, Bundle.open(out)
 
 
@@ -54,7 +73,8 @@ def kubectl(kubeconfig: Path, *args: str) -> str:
 def names(kubeconfig: Path, *args: str) -> set[str]:
     items = json.loads(kubectl(kubeconfig, *args, "-o", "json"))["items"]
     return {
-        f"{i['kind']}/{i['metadata'].get('namespace', '')}/{i['metadata']['name']}" for i in items
+        p(f"{i['kind']}/{i['metadata'].get('namespace', '')}/{i['metadata']['name']}")
+        for i in items
     }
 
 
@@ -147,7 +167,7 @@ def test_controller_logs_match(cluster) -> None:
         "--tail=200",
     )
     log = bundle.log(NS, _controller_pod(bundle), "controller")
-    assert log is not None and list(log.lines) == out.splitlines()
+    assert log is not None and list(log.lines) == [p(x) for x in out.splitlines()]
 
 
 def test_mutating_pod_lines_match(cluster) -> None:
@@ -155,7 +175,7 @@ def test_mutating_pod_lines_match(cluster) -> None:
     out = kubectl(
         kubeconfig, "logs", "-n", NS, "deploy/tensor-fusion-sys-controller", "-c", "controller"
     )
-    want = [line for line in out.splitlines() if "Mutating pod" in line]
+    want = [p(line) for line in out.splitlines() if "Mutating pod" in line]
     log = bundle.log(NS, _controller_pod(bundle), "controller", grep="Mutating pod")
     assert want and log is not None and list(log.lines) == want
 
@@ -166,10 +186,13 @@ def test_hypervisor_logs_match_for_every_container(cluster) -> None:
     assert len(pods) == 2
     for pod in pods:
         name = pod["metadata"]["name"]
+        real = _original(name)
         for c in pod["spec"].get("initContainers", []) + pod["spec"]["containers"]:
-            out = kubectl(kubeconfig, "logs", "-n", NS, name, "-c", c["name"], "--tail=200")
+            out = kubectl(kubeconfig, "logs", "-n", NS, real, "-c", c["name"], "--tail=200")
             log = bundle.log(NS, name, c["name"])
-            assert log is not None and list(log.lines) == out.splitlines(), c["name"]
+            assert log is not None and list(log.lines) == [p(x) for x in out.splitlines()], c[
+                "name"
+            ]
 
 
 def test_describe_pending_pod_events_match(cluster) -> None:
@@ -185,10 +208,15 @@ def test_describe_pending_pod_events_match(cluster) -> None:
         assert reason in events_part
 
 
+def _original(redacted: str) -> str:
+    """The cluster's real name for a name as the bundle shows it."""
+    return original_of(redacted, MAP)
+
+
 def test_describe_gpunode_events_match(cluster) -> None:
     kubeconfig, bundle = cluster
     for node in bundle.objects("gpunodes", group=TF):
-        name = node["metadata"]["name"]
+        name = _original(node["metadata"]["name"])
         out = json.loads(
             kubectl(
                 kubeconfig,
@@ -203,4 +231,4 @@ def test_describe_gpunode_events_match(cluster) -> None:
             )
         )["items"]
         have = {e["metadata"]["name"] for e in bundle.events_for(node)}
-        assert {e["metadata"]["name"] for e in out} == have
+        assert {p(e["metadata"]["name"]) for e in out} == have

@@ -1,0 +1,504 @@
+#!/usr/bin/env python3
+"""Redaction throughput and recall on a realistic corpus (a measurement, not a test).
+
+    python bench/redact_throughput.py              # >= 50 MB corpus, prints MB/s and recall
+    python bench/redact_throughput.py --mb 5       # a smaller corpus
+    python bench/redact_throughput.py --workers 2  # members spread over processes
+
+The corpus is what a bundle holds: controller klog lines, JSON-lines hypervisor logs, pod and
+node JSON as the API returns them, Helm values. Every secret kind the engine knows is planted
+in several contexts, each with a fresh random value, and so are internal addresses and host
+names. Recall: the share of planted originals absent from the output. Precision: the share
+of values that must stay (image digests, GPU UUIDs, versions, quantities...) still there.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import json
+import random
+import re
+import string
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from collector.redact import Redactor
+from collector.redact.parallel import default_workers, redact_members, redact_text_member
+
+ALNUM = string.ascii_letters + string.digits
+LOWER_ALNUM = string.ascii_lowercase + string.digits
+HEX = "0123456789abcdef"
+MEMBER_BYTES = 512 * 1024  # a large log or objects file of a real bundle
+
+
+@dataclass
+class Corpus:
+    files: dict[str, str] = field(default_factory=dict)
+    secrets: list[tuple[str, str]] = field(default_factory=list)  # (kind, original)
+    planted_in: dict[str, tuple[int, int]] = field(default_factory=dict)  # file -> secrets[a:b]
+    addresses: list[str] = field(default_factory=list)
+    keep: list[str] = field(default_factory=list)  # must survive unchanged
+
+    @property
+    def size(self) -> int:
+        return sum(len(t.encode()) for t in self.files.values())
+
+
+class _Gen:
+    def __init__(self, seed: int) -> None:
+        self.r = random.Random(seed)
+        self.corpus = Corpus()
+        self.nodes = [self._node_ip() for _ in range(40)]
+        self.pod_ips = [
+            f"10.244.{self.r.randint(0, 63)}.{self.r.randint(2, 254)}" for _ in range(200)
+        ]
+        self.gpu_uuids = [self._uuid() for _ in range(80)]
+        self.corpus.addresses.extend(sorted(set(self.nodes + self.pod_ips)))
+        self.corpus.keep.extend(self.gpu_uuids[:10])
+
+    # ------------------------------------------------------------------ values
+    def s(self, alphabet: str, n: int) -> str:
+        return "".join(self.r.choice(alphabet) for _ in range(n))
+
+    def _uuid(self) -> str:
+        h = self.s(HEX, 32)
+        return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+
+    def _node_ip(self) -> str:
+        first = self.r.choice(["10.0", "10.1", "192.168", "172.20", "100.70"])
+        return f"{first}.{self.r.randint(0, 255)}.{self.r.randint(1, 254)}"
+
+    def host(self, ip: str) -> str:
+        return f"ip-{ip.replace('.', '-')}.ec2.internal"
+
+    def mixed(self, n: int) -> str:
+        # Random base62 with both cases and a digit, like every real generated key.
+        while True:
+            v = self.s(ALNUM, n)
+            if (
+                any(c.isupper() for c in v)
+                and any(c.islower() for c in v)
+                and any(c.isdigit() for c in v)
+            ):
+                return v
+
+    def secret(self, kind: str) -> tuple[str, str]:
+        """(text to plant, the secret part that must not survive)."""
+        b64 = lambda b: base64.urlsafe_b64encode(b).decode().rstrip("=")  # noqa: E731
+        if kind == "jwt":
+            payload = json.dumps(
+                {"iss": "kubernetes/serviceaccount", "sub": self.s(LOWER_ALNUM, 12)}
+            )
+            v = f"eyJhbGciOiJSUzI1NiIsImtpZCI6Ij{self.mixed(10)}In0.{b64(payload.encode())}.{self.mixed(43)}"
+            return v, v
+        if kind == "github-token":
+            v = self.r.choice(["ghp_", "gho_", "ghs_", "ghu_", "ghr_"]) + self.mixed(36)
+            return v, v
+        if kind == "aws-access-key-id":
+            v = "AKIA" + self.s(string.ascii_uppercase + string.digits, 16)
+            return v, v
+        if kind == "aws-secret-access-key":
+            v = self.s(ALNUM + "/+", 40)
+            kid = "AKIA" + self.s(string.ascii_uppercase + "234567", 16)
+            self.corpus.secrets.append(("aws-access-key-id", kid))
+            return f"aws_access_key_id={kid} aws_secret_access_key={v}", v
+        if kind == "huggingface-token":
+            v = "hf_" + self.mixed(34)
+            return v, v
+        if kind == "openai-key":
+            v = "sk-proj-" + self.mixed(48)
+            return v, v
+        if kind == "ngc-key":
+            v = "nvapi-" + self.mixed(64)
+            return v, v
+        if kind == "slack-webhook":
+            v = f"T{self.s(string.ascii_uppercase + string.digits, 8)}/B{self.s(string.ascii_uppercase + string.digits, 10)}/{self.mixed(24)}"
+            return f"https://hooks.slack.com/services/{v}", v
+        if kind == "kubeadm-token":
+            v = f"{self.s(LOWER_ALNUM, 5)}{self.r.choice(string.digits)}.{self.s(LOWER_ALNUM, 16)}"
+            return f"kubeadm join 10.0.0.1:6443 --token {v}", v
+        if kind == "private-key":
+            body = "\n".join(self.s(ALNUM + "+/", 64) for _ in range(6))
+            v = f"-----BEGIN RSA PRIVATE KEY-----\n{body}\n-----END RSA PRIVATE KEY-----"
+            return v, body.split("\n")[2]
+        if kind == "private-key-base64":
+            body = "\n".join(self.s(ALNUM + "+/", 64) for _ in range(4))
+            pem = f"-----BEGIN EC PRIVATE KEY-----\n{body}\n-----END EC PRIVATE KEY-----\n"
+            v = base64.b64encode(pem.encode()).decode()
+            return v, v
+        if kind == "bearer-token":
+            v = self.mixed(40)
+            return f"Authorization: Bearer {v}", v
+        if kind == "url-password":
+            v = self.mixed(14)
+            return f"postgres://tf:{v}@greptimedb-standalone.greptimedb.svc:4003/public", v
+        if kind == "password":
+            v = self.mixed(12) + "!#"
+            return f"password={v}", v
+        if kind == "api-key":
+            v = self.mixed(32)
+            return f"x-api-key: {v}", v
+        if kind == "docker-auth":
+            v = base64.b64encode(f"robot:{self.mixed(20)}".encode()).decode()
+            return f'{{"auths":{{"registry.example.com":{{"auth":"{v}"}}}}}}', v
+        raise ValueError(kind)
+
+    def plant(self, kind: str) -> str:
+        text, original = self.secret(kind)
+        self.corpus.secrets.append((kind, original))
+        return text
+
+    # ------------------------------------------------------------------ files
+    def klog(self, n: int) -> str:
+        lines = []
+        for i in range(n):
+            node = self.r.choice(self.nodes)
+            ts = f"{self.r.randint(1, 12):02d}{self.r.randint(1, 28):02d} {self.r.randint(0, 23):02d}:{self.r.randint(0, 59):02d}:{self.r.randint(0, 59):02d}.{self.r.randint(0, 999999):06d}"
+            pick = self.r.random()
+            if pick < 0.4:
+                lines.append(
+                    f'I{ts}       1 gpunode_controller.go:{self.r.randint(50, 400)}] "Reconciling GPUNode" '
+                    f'controller="gpunode" GPUNode="{self.host(node)}" reconcileID="{self._uuid()}" '
+                    f'availableTFlops="{self.r.randint(0, 300)}" availableVRAM="{self.r.randint(1, 80)}Gi"'
+                )
+            elif pick < 0.7:
+                lines.append(
+                    f'I{ts}       1 pod_webhook.go:{self.r.randint(50, 400)}] "Mutating pod" '
+                    f'pod="ml/llm-inference-{self.s(LOWER_ALNUM, 9)}-{self.s(LOWER_ALNUM, 5)}" '
+                    f'podIP="{self.r.choice(self.pod_ips)}" gpu="gpu-{self.r.choice(self.gpu_uuids)}" '
+                    f'image="tensorfusion/tensor-fusion-worker:1.35.{self.r.randint(0, 9)}"'
+                )
+            elif pick < 0.85:
+                lines.append(
+                    f'E{ts}       1 controller.go:{self.r.randint(50, 400)}] "Reconciler error" '
+                    f'err="failed to get token: dial tcp {self.r.choice(self.pod_ips)}:443: connect: connection refused" '
+                    f'controller="tensorfusioncluster" namespace="" name="tensor-fusion" '
+                    f'version="2.17.{self.r.randint(0, 9)}.{self.r.randint(0, 99)}"'
+                )
+            else:
+                lines.append(
+                    f"W{ts}       1 reflector.go:{self.r.randint(50, 400)}] token expired, refreshing; "
+                    f'password field is empty for user "root"; listen tcp :8001; '
+                    f"driver 535.104.05 cuda 12.2 kernel 5.10.228-219.884.amzn2.x86_64"
+                )
+            if i % 400 == 7:
+                lines.append(
+                    f"I{ts}       1 config.go:88] loaded {self.plant(self.r.choice(_INLINE_KINDS))}"
+                )
+        return "\n".join(lines) + "\n"
+
+    def jsonl(self, n: int) -> str:
+        lines = []
+        for i in range(n):
+            rec = {
+                "level": self.r.choice(["info", "debug", "warn"]),
+                "ts": f"2025-03-01T09:{self.r.randint(0, 59):02d}:{self.r.randint(0, 59):02d}.{self.r.randint(0, 999):03d}Z",
+                "logger": "hypervisor.device",
+                "msg": self.r.choice(["gpu metrics", "worker connected", "shm mapped"]),
+                "gpu_uuid": f"GPU-{self.r.choice(self.gpu_uuids)}",
+                "node": self.host(self.r.choice(self.nodes)),
+                "worker": f"{self.r.choice(self.pod_ips)}:{self.r.randint(8000, 8100)}",
+                "tflops": round(self.r.random() * 300, 2),
+                "vram_bytes": self.r.randint(0, 80) * 2**30,
+            }
+            if i % 300 == 5:
+                kind = self.r.choice(
+                    ["password", "api-key", "jwt", "github-token", "huggingface-token"]
+                )
+                _, original = self.secret(kind)
+                self.corpus.secrets.append((kind, original))
+                rec[{"password": "db_password", "api-key": "api_key"}.get(kind, "token")] = original
+            lines.append(json.dumps(rec, separators=(",", ":")))
+        return "\n".join(lines) + "\n"
+
+    def pod(self, i: int) -> dict:
+        node = self.r.choice(self.nodes)
+        digest = "sha256:" + self.s(HEX, 64)
+        env = [
+            {"name": "TF_CUDA_LIB_PATH", "value": "/usr/lib/x86_64-linux-gnu/libcuda.so.1"},
+            {"name": "TF_ENABLE_LOG", "value": "1"},
+            {"name": "NVIDIA_VISIBLE_DEVICES", "value": f"GPU-{self.r.choice(self.gpu_uuids)}"},
+            {"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
+        ]
+        if i % 20 == 3:
+            for kind, name in (("license", "TF_LICENSE"), ("license", "TF_LICENSE_SIGN")):
+                v = self.mixed(48)
+                self.corpus.secrets.append((kind, v))
+                env.append({"name": name, "value": v})
+        if i % 30 == 4:
+            v = self.mixed(16)
+            self.corpus.secrets.append(("password", v))
+            env.append({"name": "TSDB_MYSQL_PASSWORD", "value": v})
+        self.corpus.keep.append(digest)
+        return {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {
+                "name": f"hypervisor-{self.host(node)}",
+                "namespace": "tensor-fusion-sys",
+                "uid": self._uuid(),
+                "labels": {
+                    "tensor-fusion.ai/component": "hypervisor",
+                    "tensor-fusion.ai/gpupool": "tensor-fusion-shared",
+                },
+                "annotations": {"tensor-fusion.ai/gpu-ids": f"gpu-{self.r.choice(self.gpu_uuids)}"},
+            },
+            "spec": {
+                "nodeName": self.host(node),
+                "nodeSelector": {"kubernetes.io/hostname": self.host(node)},
+                "containers": [
+                    {
+                        "name": "hypervisor",
+                        "image": "tensorfusion/tensor-fusion-hypervisor:2.15.0",
+                        "args": ["--port=8000", "--log-level=info"]
+                        + ([f"--token={self.plant('jwt')}"] if i % 25 == 2 else []),
+                        "env": env,
+                        "resources": {
+                            "limits": {"cpu": "2", "memory": "4Gi"},
+                            "requests": {"cpu": "100m"},
+                        },
+                        "ports": [{"containerPort": 8000, "protocol": "TCP"}],
+                    }
+                ],
+                "tolerations": [
+                    {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
+                ],
+            },
+            "status": {
+                "phase": "Running",
+                "hostIP": node,
+                "podIP": self.r.choice(self.pod_ips),
+                "podIPs": [{"ip": self.r.choice(self.pod_ips)}],
+                "startTime": "2025-03-01T08:00:00Z",
+                "containerStatuses": [
+                    {
+                        "name": "hypervisor",
+                        "containerID": "containerd://" + self.s(HEX, 64),
+                        "image": "tensorfusion/tensor-fusion-hypervisor:2.15.0",
+                        "imageID": f"docker.io/tensorfusion/tensor-fusion-hypervisor@{digest}",
+                        "ready": True,
+                        "restartCount": self.r.randint(0, 3),
+                    }
+                ],
+            },
+        }
+
+    def node(self, ip: str) -> dict:
+        return {
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": {
+                "name": self.host(ip),
+                "uid": self._uuid(),
+                "labels": {
+                    "kubernetes.io/hostname": self.host(ip),
+                    "node.kubernetes.io/instance-type": "p4d.24xlarge",
+                    "nvidia.com/gpu.present": "true",
+                },
+                "annotations": {
+                    "alpha.kubernetes.io/provided-node-ip": ip,
+                    "node.alpha.kubernetes.io/ttl": "0",
+                },
+            },
+            "spec": {
+                "podCIDR": f"10.244.{self.r.randint(0, 63)}.0/24",
+                "providerID": "aws:///us-west-2a/i-0abc",
+            },
+            "status": {
+                "addresses": [
+                    {"type": "InternalIP", "address": ip},
+                    {"type": "InternalDNS", "address": self.host(ip)},
+                    {"type": "Hostname", "address": self.host(ip)},
+                ],
+                "allocatable": {
+                    "cpu": "95",
+                    "memory": "1176433344Ki",
+                    "tensor-fusion.ai/index_0": "36",
+                },
+                "nodeInfo": {
+                    "kernelVersion": "5.10.228-219.884.amzn2.x86_64",
+                    "kubeletVersion": "v1.30.4-eks-a737599",
+                    "containerRuntimeVersion": "containerd://1.7.22",
+                    "osImage": "Amazon Linux 2",
+                },
+            },
+        }
+
+    def helm_values(self) -> str:
+        pw, tok, key = self.mixed(18), self.mixed(32), self.mixed(40)
+        self.corpus.secrets.extend([("password", pw), ("token", tok), ("api-key", key)])
+        return (
+            "controller:\n  image:\n    repository: tensorfusion/tensor-fusion-operator\n"
+            '    tag: "1.35.2"\n  admissionWebhooks:\n    secretName: tensor-fusion-webhook-secret\n'
+            f"greptime:\n  isCloud: true\n  host: greptimedb-standalone.greptimedb.svc.cluster.local\n"
+            f"  port: 4002\n  user: admin\n  password: {pw}\n"
+            f'agent:\n  enrollToken: "{tok}"\n  cloudEndpoint: wss://app.tensor-fusion.ai\n'
+            f"cloudVendorCredentials:\n  accessKey: AKIA{self.s(string.ascii_uppercase, 16)}\n  secretKey: {key}\n"
+            "initialGpuNodeLabelSelector: nvidia.com/gpu.present=true\n"
+        )
+
+
+_INLINE_KINDS = (
+    "jwt",
+    "github-token",
+    "aws-access-key-id",
+    "aws-secret-access-key",
+    "huggingface-token",
+    "openai-key",
+    "ngc-key",
+    "slack-webhook",
+    "kubeadm-token",
+    "private-key",
+    "private-key-base64",
+    "bearer-token",
+    "url-password",
+    "password",
+    "api-key",
+    "docker-auth",
+)
+
+
+def _add_files(gen: _Gen, corpus: Corpus, i: int) -> None:
+    which = i % 4
+    if which == 0:
+        corpus.files[f"logs/tensor-fusion-sys/controller-{i}/controller.log"] = gen.klog(3000)
+    elif which == 1:
+        corpus.files[f"logs/tensor-fusion-sys/hypervisor-{i}/hypervisor.log"] = gen.jsonl(2500)
+    elif which == 2:
+        items = [gen.pod(j) for j in range(150)]
+        corpus.files[f"objects/pods/ns-{i}.json"] = json.dumps(
+            {"kind": "PodList", "items": items}, indent=1, sort_keys=True
+        )
+    else:
+        items = [gen.node(ip) for ip in gen.nodes]
+        corpus.files[f"objects/nodes/_cluster-{i}.json"] = json.dumps(
+            {"kind": "NodeList", "items": items}, indent=1, sort_keys=True
+        )
+        corpus.files[f"helm/values-{i}.yaml"] = gen.helm_values()
+
+
+def build_corpus(target_bytes: int, seed: int = 7) -> Corpus:
+    gen = _Gen(seed)
+    corpus = gen.corpus
+    # Every kind at least once, whatever the size.
+    corpus.files["logs/planted.log"] = (
+        "\n".join(f"msg={gen.plant(k)} end" for k in _INLINE_KINDS) + "\n"
+    )
+    corpus.planted_in["logs/planted.log"] = (0, len(corpus.secrets))
+    i = 0
+    while corpus.size < target_bytes or i < 4:  # every file type at least once
+        before, names = len(corpus.secrets), set(corpus.files)
+        _add_files(gen, corpus, i)
+        for name in set(corpus.files) - names:
+            corpus.planted_in[name] = (before, len(corpus.secrets))
+        i += 1
+    corpus.keep.extend(
+        [
+            "5.10.228-219.884.amzn2.x86_64",
+            "tensorfusion/tensor-fusion-worker:1.35.",
+            "token expired",
+            "password field is empty",
+            "tensor-fusion-webhook-secret",
+            "nvidia.com/gpu.present=true",
+            "535.104.05",
+        ]
+    )
+    return corpus
+
+
+@dataclass
+class Result:
+    mb: float
+    seconds: float
+    recall: float
+    missed: list[tuple[str, str]]
+    kept: int
+    keep_total: int
+    address_recall: float
+
+    @property
+    def mb_per_s(self) -> float:
+        return self.mb / self.seconds if self.seconds else float("inf")
+
+
+def run(corpus: Corpus, *, workers: int = 1, key: bytes = b"bench-key-0123456789abcdef") -> Result:
+    items = list(corpus.files.items())
+    redactor = Redactor(key=key)
+    t0 = time.perf_counter()
+    outputs = redact_members(redactor, items, redact_text_member, workers=workers)
+    seconds = time.perf_counter() - t0
+    joined = "\n".join(outputs)
+    by_name = dict(zip((name for name, _ in items), outputs, strict=True))
+    missed = [
+        corpus.secrets[j]
+        for name, (a, b) in corpus.planted_in.items()
+        for j in range(a, b)
+        if corpus.secrets[j][1] in by_name[name]
+    ]
+    leaked_addresses = _leaked_addresses(joined, corpus.addresses)
+    # A sample of the must-stay values (each check scans the whole output).
+    keep = sorted(set(corpus.keep))
+    keep = keep if len(keep) <= 300 else random.Random(1).sample(keep, 300)
+    kept = sum(1 for v in keep if v in joined)
+    total = len(corpus.secrets)
+    return Result(
+        mb=corpus.size / 1e6,
+        seconds=seconds,
+        recall=(total - len(missed)) / total if total else 1.0,
+        missed=missed,
+        kept=kept,
+        keep_total=len(keep),
+        address_recall=1 - len(leaked_addresses) / len(corpus.addresses),
+    )
+
+
+def _leaked_addresses(text: str, addresses: list[str]) -> list[str]:
+    dotted = set(re.findall(r"[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}", text))
+    dashed = set(re.findall(r"ip-([0-9]{1,3}-[0-9]{1,3}-[0-9]{1,3}-[0-9]{1,3})", text))
+    return [a for a in addresses if a in dotted or a.replace(".", "-") in dashed]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--mb", type=float, default=52.0, help="corpus size in MB (default 52)")
+    ap.add_argument(
+        "--workers",
+        type=int,
+        default=default_workers(),
+        help=f"processes (default: the cores, at most 4: {default_workers()} here)",
+    )
+    ap.add_argument("--seed", type=int, default=7)
+    args = ap.parse_args()
+    t0 = time.perf_counter()
+    corpus = build_corpus(int(args.mb * 1e6), seed=args.seed)
+    print(
+        f"corpus: {corpus.size / 1e6:.1f} MB in {len(corpus.files)} files, "
+        f"{len(corpus.secrets)} planted secrets, {len(corpus.addresses)} internal addresses "
+        f"(built in {time.perf_counter() - t0:.1f}s)"
+    )
+    if args.workers > 1:
+        serial = run(corpus, workers=1)
+        print(
+            f"redacted: {serial.mb:.1f} MB in {serial.seconds:.2f}s = {serial.mb_per_s:.1f} MB/s (workers=1)"
+        )
+    result = run(corpus, workers=args.workers)
+    print(
+        f"redacted: {result.mb:.1f} MB in {result.seconds:.2f}s = {result.mb_per_s:.1f} MB/s "
+        f"(workers={args.workers}, pool start included)"
+    )
+    print(
+        f"recall: secrets {result.recall:.2%} ({len(corpus.secrets) - len(result.missed)}/"
+        f"{len(corpus.secrets)}), addresses {result.address_recall:.2%}"
+    )
+    print(f"precision: {result.kept}/{result.keep_total} must-stay values unchanged")
+    for kind, value in result.missed[:10]:
+        print(f"  MISSED {kind}: {value[:60]}")
+
+
+if __name__ == "__main__":
+    main()

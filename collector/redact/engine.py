@@ -1,0 +1,178 @@
+"""The Redactor: one per bundle, passed explicitly to whatever writes.
+
+State: the per-bundle key and the original -> placeholder map (in `Pseudonyms`), and the
+counts per member and kind that the manifest records. Nothing here is global, nothing is
+written to disk, and it is safe to share between the collector's worker threads.
+
+Order of passes, for every text: JSON documents on their own lines (JSON-lines logs) are
+redacted by structure first, then every pattern finder runs over the whole text and the
+spans they found are replaced at once (so one finder never sees another's placeholder).
+Objects are redacted by structure before they are serialised (`redact_object`), and their
+serialised bytes then go through the text pass like everything else.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+from collections import Counter
+from typing import Any
+
+from ..errors import ConfigError
+from . import pairs, patterns
+from .addresses import AddressPass
+from .pseudonyms import Pseudonyms
+from .scan import Finder, Scan
+from .spans import apply
+from .structured import JSON_LINES, Structured
+
+KEY_ENV = "TF_COLLECT_REDACTION_KEY"
+_UNSAFE_NAME = re.compile(r"[^A-Za-z0-9._-]")
+
+
+def key_from_env() -> bytes | None:
+    """A fixed key for reproducible test and sample bundles (hex in $TF_COLLECT_REDACTION_KEY).
+
+    Whoever knows the key can reverse the address pseudonyms: never set it for a bundle that
+    leaves your hands.
+    """
+    raw = os.environ.get(KEY_ENV)
+    if not raw:
+        return None
+    try:
+        key = bytes.fromhex(raw)
+    except ValueError:
+        raise ConfigError(f"{KEY_ENV} must be hex") from None
+    if len(key) < 16:
+        raise ConfigError(f"{KEY_ENV} must hold at least 16 bytes (32 hex digits)")
+    return key
+
+
+class Redactor:
+    def __init__(self, *, key: bytes | None = None, public_ips: bool = False) -> None:
+        self.pseudonyms = Pseudonyms(key)
+        self.public_ips = public_ips
+        self._finders: tuple[Finder, ...] = (JSON_LINES, *patterns.FINDERS, *pairs.FINDERS)
+        self._addresses = AddressPass(self.pseudonyms, public_ips=public_ips)
+        self._lock = threading.Lock()
+        self._files: dict[str, Counter[str]] = {}
+        self._names: dict[str, str] = {}
+
+    # ------------------------------------------------------------------ text
+    def redact_text(self, text: str, *, member: str | None = None) -> str:
+        out, counts = self._text(text)
+        self.record(member, counts)
+        return out
+
+    def redact_bytes(self, data: bytes, *, member: str | None = None) -> bytes:
+        # surrogateescape: bytes that are not UTF-8 pass through unchanged.
+        text = data.decode("utf-8", errors="surrogateescape")
+        return self.redact_text(text, member=member).encode("utf-8", errors="surrogateescape")
+
+    def _text(self, text: str) -> tuple[str, Counter[str]]:
+        scan = Scan(text, self.pseudonyms)
+        hits = []
+        for finder in self._finders:
+            if finder.applies(scan):
+                hits.extend(finder.find(scan))
+        out, counts = apply(text, hits, self.pseudonyms)
+        # Addresses last, over the secrets' placeholders (which hold none): the most frequent
+        # finding takes the cheapest path.
+        return self._addresses.run(out, counts), counts
+
+    # ------------------------------------------------------------------ objects
+    def redact_object(self, obj: Any, *, member: str | None = None) -> Any:
+        """Structural pass over a decoded object; serialise the result, then redact_bytes it."""
+        structured = Structured(self.pseudonyms)
+        out = structured.redact(obj)
+        self.record(member, structured.counts)
+        return out
+
+    def redact_strings(self, obj: Any, *, member: str | None = None) -> Any:
+        """The text pass over every string (keys too) of a decoded value, e.g. the manifest."""
+        if isinstance(obj, dict):
+            return {
+                self.redact_strings(k, member=member): self.redact_strings(v, member=member)
+                for k, v in obj.items()
+            }
+        if isinstance(obj, list):
+            return [self.redact_strings(v, member=member) for v in obj]
+        if isinstance(obj, str):
+            return self.redact_text(obj, member=member)
+        return obj
+
+    # ------------------------------------------------------------------ names
+    def member_name(self, name: str) -> str:
+        """A member path with every component redacted; the same name always maps the same."""
+        with self._lock:
+            known = self._names.get(name)
+        if known is not None:
+            return known
+        parts = []
+        counts: Counter[str] = Counter()
+        for part in name.split("/"):
+            out, found = self._text(part)
+            if found and out != part and "<" in out:
+                out = _UNSAFE_NAME.sub("_", out)  # a secret placeholder is no file name
+            counts.update(found)
+            parts.append(out)
+        redacted = "/".join(parts)
+        with self._lock:
+            self._names.setdefault(name, redacted)
+        self.record(name, counts)
+        return redacted
+
+    # ------------------------------------------------------------------ results
+    def record(self, member: str | None, counts: Counter[str]) -> None:
+        """Add counts found outside this engine's passes (e.g. a document pass) to a member."""
+        if not counts:
+            return
+        with self._lock:
+            self._files.setdefault(member or "", Counter()).update(counts)
+
+    def summary(self) -> dict[str, Any]:
+        """The manifest's redaction block: counts per kind and per member, never a value."""
+        with self._lock:
+            files: dict[str, Counter[str]] = {}
+            total: Counter[str] = Counter()
+            for member, counts in self._files.items():
+                total.update(counts)
+                if member:  # text redacted for no member counts in the totals only
+                    files.setdefault(self._names.get(member, member), Counter()).update(counts)
+        return {
+            "enabled": True,
+            "public_ips": self.public_ips,
+            "counts": dict(sorted(total.items())),
+            "files": {m: dict(sorted(c.items())) for m, c in sorted(files.items())},
+        }
+
+    def mapping(self) -> dict[str, str]:
+        return self.pseudonyms.mapping()
+
+    # ------------------------------------------------------------------ worker processes
+    def export(self) -> dict[str, Any]:
+        """What this engine saw, for the parent of a worker process (parallel.py)."""
+        secrets, addresses = self.pseudonyms.export()
+        with self._lock:
+            files = {m: dict(c) for m, c in self._files.items()}
+            names = dict(self._names)
+        return {"files": files, "names": names, "secrets": secrets, "addresses": addresses}
+
+    def reset(self) -> None:
+        with self._lock:
+            self._files.clear()
+            self._names.clear()
+        self.pseudonyms.forget()
+
+    def merge(self, states: list[dict[str, Any]]) -> bool:
+        """Adopt workers' findings; False (nothing adopted) when their tags collided."""
+        if not self.pseudonyms.merge([(s["secrets"], s["addresses"]) for s in states]):
+            return False
+        with self._lock:
+            for state in states:
+                for member, counts in state["files"].items():
+                    self._files.setdefault(member, Counter()).update(counts)
+                for name, redacted in state["names"].items():
+                    self._names.setdefault(name, redacted)
+        return True

@@ -1,0 +1,251 @@
+"""`name=value` and `name: value` pairs whose name marks the value secret, in any text.
+
+Covers logfmt and klog (`password=x`, `"token"="x"`), flags (`--token=x`, `--password x`),
+URL queries (`?sig=x&`), JSON (`"password": "x"`, also escaped inside a JSON string), YAML
+lines (`  password: x y z # comment`, block scalars `key: |`), Go maps and structs
+(`map[token:x]`, `{Password:x}`), HTTP headers (`X-Api-Key: x`), and Kubernetes env entries
+written as JSON (`{"name": "TF_LICENSE", "value": "x"}`), YAML or a Go struct.
+
+Precision: a name followed by ": " counts only in a field position (line start, after `{`,
+`[`, `,`, `(`, or a YAML list dash), so that error chains such as `invalid token: expired`
+and prose like `password field is empty` stay readable; header names count anywhere.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .names import HEADER_NAMES, is_placeholder_value, sensitive_kind
+from .patterns import refine_kind
+from .scan import Finder, Scan
+from .spans import Hit
+
+_KEY_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
+_KEY_RIGHT = re.compile(r"[A-Za-z0-9_.-]*")
+_JSON_STRING = re.compile(r'"((?:[^"\\\n]|\\.)*)"')
+_ESCAPED_STRING = re.compile(r'\\"((?:[^"\\\n]|\\[^"\n])*?)\\"')
+_SINGLE_QUOTED = re.compile(r"'([^'\n]*)'")
+_BRACKETED = re.compile(r"\[([^\]\n]*)\]")
+_UNQUOTED = re.compile(r"[^\s\"'`,;&<>{}\[\]()\\]+")
+_JSON_SCALAR = re.compile(r"[^\s,}\]\\]+")
+_YAML_REST = re.compile(r"[^\n\r\\\"]*")
+_BLOCK_INDICATOR = re.compile(r"[|>][-+0-9]*[ \t]*(?:#[^\n]*)?(?=\r?\n)")
+_SCHEME = re.compile(r"(?i)(bearer|basic|token|digest|negotiate|apikey)\s+(?=\S)")
+
+
+def _pairs(scan: Scan) -> list[Hit]:
+    text = scan.text
+    seen: set[int] = set()
+    hits: list[Hit] = []
+    for pos in scan.keyword_positions:
+        ks = pos
+        while ks > 0 and text[ks - 1] in _KEY_CHARS:
+            ks -= 1
+        if ks in seen:
+            continue
+        seen.add(ks)
+        ke = _KEY_RIGHT.match(text, pos).end()
+        hit = _pair_at(scan, ks, ke)
+        if hit is not None:
+            hits.append(hit)
+    return hits
+
+
+def _skip_blanks(text: str, i: int) -> int:
+    n = len(text)
+    while i < n and text[i] in " \t":
+        i += 1
+    return i
+
+
+def _field_position(text: str, qs: int) -> str | None:
+    """'line' when the name starts its line (YAML, JSON), 'inline' after {[,(; or None."""
+    i = qs - 1
+    while i >= 0 and text[i] in " \t":
+        i -= 1
+    if i < 0 or text[i] in "\n\r":
+        return "line"
+    c = text[i]
+    if c == "-" and (i == 0 or text[i - 1] in " \t\n"):
+        return _field_position(text, i)  # a YAML list item: "- password: x"
+    if c in "nrt" and i > 0 and text[i - 1] == "\\":
+        return "line"  # an escaped newline inside a JSON string
+    if c in "{[,(;|":
+        return "inline"
+    return None
+
+
+def _pair_at(scan: Scan, ks: int, ke: int) -> Hit | None:
+    text = scan.text
+    key = text[ks:ke].strip(".-") if not text[ks:ke].startswith("-") else text[ks:ke].rstrip(".-")
+    if not key:
+        return None
+    kind = sensitive_kind(key)
+    if kind is None:
+        return None
+    n = len(text)
+    i = ke
+    quoted = ""
+    if text.startswith('\\"', i):
+        quoted, i = '\\"', i + 2
+    elif i < n and text[i] in "\"'":
+        quoted, i = text[i], i + 1
+    j = _skip_blanks(text, i)
+    if j >= n:
+        return None
+    qs = ks - len(quoted) if quoted else ks
+    sep = text[j]
+    if sep == "=":
+        if text[j + 1 : j + 2] == "=":
+            return None  # a comparison, not an assignment
+        mode = "eq"
+    elif sep == ":":
+        nxt = text[j + 1 : j + 2]
+        if nxt == ":" or text.startswith("//", j + 1):
+            return None
+        if nxt in (" ", "\t"):
+            position = _field_position(text, qs)
+            if position is None and qs and key.lower() in HEADER_NAMES and text[qs - 1] in "'\"":
+                position = "inline"  # a quoted header: curl -H 'X-Api-Key: ...'
+            if position is None:
+                # Mid-sentence ("... with password: x"): a value only if it looks generated,
+                # so that error chains ("invalid token: token is expired") stay as they are.
+                v = _skip_blanks(text, j + 1)
+                word = _UNQUOTED.match(text, v)
+                if word is None or not _looks_generated(word.group()):
+                    return None
+                return _hit(scan, kind, word.start(), word.end(), word.group())
+            mode = "line" if position == "line" else "inline"
+        else:
+            mode = "tight"
+    elif j > i and key.startswith("-") and not quoted and text[j] not in "-\n\r":
+        return _value(scan, kind, j, "flag", quoted, ks)  # --password hunter2
+    else:
+        return _env_value(scan, kind, ks, ke)
+    v = _skip_blanks(text, j + 1)
+    if v >= n or text[v] in "\n\r":
+        return None
+    return _value(scan, kind, v, mode, quoted, ks)
+
+
+def _value(scan: Scan, kind: str, v: int, mode: str, quoted: str, ks: int) -> Hit | None:
+    text = scan.text
+    c = text[v]
+    if text.startswith('\\"', v):
+        m = _ESCAPED_STRING.match(text, v)
+    elif c == '"':
+        m = _JSON_STRING.match(text, v)
+    elif c == "'":
+        m = _SINGLE_QUOTED.match(text, v)
+    elif c == "[" and mode == "tight":
+        m = _BRACKETED.match(text, v)
+    elif c in "{[":
+        return None  # a nested structure: the structured pass judges its members
+    elif c in "|>" and mode == "line":
+        return _block(scan, kind, v, ks)
+    else:
+        m = None
+        if mode == "line" and quoted != '"':
+            rest = _YAML_REST.match(text, v)
+            value = rest.group()
+            cut = value.find(" #")
+            if cut != -1:
+                value = value[:cut]
+            value = value.rstrip()
+            return _hit(scan, kind, v, v + len(value), value)
+        pattern = _JSON_SCALAR if quoted == '"' else _UNQUOTED
+        m = pattern.match(text, v)
+        if m is None or not m.group():
+            return None
+        return _hit(scan, kind, m.start(), m.end(), m.group())
+    if m is None:
+        return None
+    return _hit(scan, kind, m.start(1), m.end(1), m.group(1))
+
+
+def _looks_generated(value: str) -> bool:
+    """A digit, inner capitals or a symbol: a password or a key, not an English word or a path."""
+    if value.startswith(("/", "./", "~/")):
+        return False
+    return (
+        any(c.isdigit() for c in value)
+        or any(c.isupper() for c in value[1:])
+        or any(not c.isalnum() and c not in "-_./:" for c in value)
+    )
+
+
+def _block(scan: Scan, kind: str, v: int, ks: int) -> Hit | None:
+    """A YAML block scalar (`key: |`): every more-indented line after it is the value."""
+    text = scan.text
+    if _BLOCK_INDICATOR.match(text, v) is None:
+        return None
+    line_start = text.rfind("\n", 0, ks) + 1
+    indent = len(text[line_start:ks]) - len(text[line_start:ks].lstrip(" -"))
+    pos = text.find("\n", v) + 1
+    start = end = -1
+    while 0 < pos < len(text):
+        nl = text.find("\n", pos)
+        line_end = len(text) if nl == -1 else nl
+        line = text[pos:line_end]
+        stripped = line.lstrip(" ")
+        if stripped.strip():
+            if len(line) - len(stripped) <= indent:
+                break
+            if start == -1:
+                start = pos + len(line) - len(stripped)
+            end = line_end
+        if nl == -1:
+            break
+        pos = nl + 1
+    if start == -1:
+        return None
+    return _hit(scan, kind, start, end, text[start:end])
+
+
+def _hit(scan: Scan, kind: str, start: int, end: int, value: str) -> Hit | None:
+    if is_placeholder_value(value) or value.startswith("<redacted:"):
+        return None
+    scheme = _SCHEME.match(value)
+    if scheme is not None:
+        # "Bearer <token>": the scheme is diagnostic, the token is the secret.
+        start += scheme.end()
+        value = value[scheme.end() :]
+        kind = "basic-auth" if scheme.group(1).lower() == "basic" else "bearer-token"
+    if not value or (value.lower() in ("bearer", "basic", "token") and kind == "auth"):
+        return None
+    kind = refine_kind(kind, value)
+    return Hit(start, end, kind, scan.pseudonyms.secret(kind, value), 1)
+
+
+# --- Kubernetes env entries written out as text (kubectl output pasted into a log, a
+# manifest file redacted offline): the sensitive name is the value of `name`, the secret the
+# value of the `value` next to it. Found from the name (a keyword hit), so no extra pass.
+_ENV_FORMS = (
+    # JSON: {"name": "TF_LICENSE", "value": "..."}
+    (re.compile(r'"name":\s*"$'), re.compile(r'",\s*"value":\s*"((?:[^"\\\n]|\\.)*)"')),
+    # YAML: - name: TF_LICENSE\n  value: ...
+    (
+        re.compile(r"(?:^|\n)[ \t]*(?:-[ \t]+)?name:[ \t]*[\"']?$"),
+        re.compile(r"[\"']?[ \t]*\r?\n[ \t]*value:[ \t]*(?:\"([^\"\n]*)\"|'([^'\n]*)'|([^\n\r]*))"),
+    ),
+    # Go: {Name:TF_LICENSE Value:... ValueFrom:nil}
+    (re.compile(r"\bName:$"), re.compile(r",?\s+Value:([^\s,}]*)")),
+)
+
+
+def _env_value(scan: Scan, kind: str, ks: int, ke: int) -> Hit | None:
+    text = scan.text
+    before = text[max(0, ks - 40) : ks]
+    for name_re, value_re in _ENV_FORMS:
+        if name_re.search(before) is None:
+            continue
+        m = value_re.match(text, ke)
+        if m is None:
+            continue
+        group = next((g for g in range(1, (m.lastindex or 1) + 1) if m.group(g) is not None), 1)
+        value = m.group(group).rstrip()
+        return _hit(scan, kind, m.start(group), m.start(group) + len(value), value)
+    return None
+
+
+FINDERS: tuple[Finder, ...] = (Finder("pairs", _pairs),)

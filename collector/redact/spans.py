@@ -1,0 +1,62 @@
+"""What a finder reports (a span of text, what it is, what replaces it) and how spans merge."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from typing import NamedTuple
+
+from .pseudonyms import Pseudonyms
+
+ADDRESS_KINDS = frozenset({"ipv4", "ipv6", "hostname"})
+PLACEHOLDER = re.compile(r"<redacted:[a-z0-9-]+:[0-9a-f]{6,32}>")
+
+
+class Hit(NamedTuple):
+    start: int
+    end: int
+    kind: str
+    replacement: str
+    # Wins over another hit of the same span: a JWT found as such (2) names its kind better
+    # than the `token=` pair it sits in (1).
+    priority: int = 0
+
+
+def apply(text: str, hits: list[Hit], pseudonyms: Pseudonyms) -> tuple[str, Counter[str]]:
+    """Replace every hit; overlapping hits merge so that no part of either survives."""
+    counts: Counter[str] = Counter()
+    if not hits:
+        return text, counts
+    # A placeholder already in the text (an earlier pass, a re-redacted bundle) names its
+    # kind, and "password:1ce851" in it must not read as a pair.
+    done = [m.span() for m in PLACEHOLDER.finditer(text)] if "<redacted:" in text else []
+    hits.sort(key=lambda h: (h.start, -(h.end - h.start), -h.priority))
+    kept: list[Hit] = []
+    d = 0
+    for hit in hits:
+        while d < len(done) and done[d][1] <= hit.start:
+            d += 1
+        if d < len(done) and done[d][0] < hit.end:
+            continue
+        if kept and hit.start < kept[-1].end:
+            last = kept[-1]
+            if hit.end <= last.end:
+                continue  # inside the one already kept
+            # A partial overlap: one placeholder covers both, of the secret kind if any.
+            kind = last.kind if last.kind not in ADDRESS_KINDS else hit.kind
+            if kind in ADDRESS_KINDS:
+                kind = "secret"
+            merged = text[last.start : hit.end]
+            kept[-1] = Hit(last.start, hit.end, kind, pseudonyms.secret(kind, merged), 3)
+            continue
+        kept.append(hit)
+    out: list[str] = []
+    pos = 0
+    for hit in kept:
+        out.append(text[pos : hit.start])
+        out.append(hit.replacement)
+        pos = hit.end
+        if hit.replacement != text[hit.start : hit.end]:
+            counts[hit.kind] += 1
+    out.append(text[pos:])
+    return "".join(out), counts

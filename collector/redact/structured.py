@@ -1,0 +1,291 @@
+"""Structure-aware redaction of decoded objects (Kubernetes objects, Helm values, JSON/YAML
+documents found inside string values and log lines), before anything is serialised.
+
+By meaning, not by shape: the value of an env var named `TF_LICENSE`, of a key named
+`password`, of the `kubectl.kubernetes.io/last-applied-configuration` annotation, of the flag
+after `--token` in a container's args, and every credential under `auths` (a
+.dockerconfigjson), `credentials` or `cloudVendorCredentials`. Booleans, empty values, masks
+and template references stay: they are not secrets and they are diagnostic.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from typing import Any
+
+import yaml
+
+from .names import is_metadata_name, is_placeholder_value, sensitive_kind
+from .patterns import refine_kind
+from .pseudonyms import Pseudonyms
+from .scan import Finder, Scan
+from .spans import Hit
+
+try:
+    _YamlLoader: type = yaml.CSafeLoader
+except AttributeError:  # pragma: no cover - PyYAML without libyaml
+    _YamlLoader = yaml.SafeLoader
+
+LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
+# Containers whose every scalar is a credential, whatever the scalar's own name.
+_CREDENTIAL_CONTAINERS = frozenset(
+    {"auths", "credentials", "cloudvendorcredentials", "cloud-vendor-credentials", "creds"}
+)
+# Inside a credential container these still name things rather than hold secrets.
+_CONTAINER_PLAIN_KEYS = frozenset({"email", "username", "user", "region", "type", "enabled"})
+_DOC_HINT = re.compile(
+    r"(?i)pass|pwd|secret|token|cred|auth|licen|key|signature|cookie|dsn|dockerconfig"
+)
+_MIN_TEXTUAL = 6  # shorter values found in a document are left to the pattern pass
+
+
+class Structured:
+    """One structural pass; counts what it replaced by kind."""
+
+    def __init__(self, pseudonyms: Pseudonyms) -> None:
+        self.pseudonyms = pseudonyms
+        self.counts: Counter[str] = Counter()
+
+    # ------------------------------------------------------------------ objects
+    def redact(self, obj: Any) -> Any:
+        """A redacted copy of a decoded JSON/YAML value (the input is not changed)."""
+        return self._walk(obj, in_credentials=False)
+
+    def _walk(self, obj: Any, *, in_credentials: bool) -> Any:
+        if isinstance(obj, dict):
+            if _is_helm_release_record(obj):
+                return self._helm_release_record(obj)
+            return {k: self._member(k, v, in_credentials) for k, v in obj.items()}
+        if isinstance(obj, list):
+            if obj and all(isinstance(a, str) for a in obj):
+                return self._args(obj, in_credentials)
+            return [self._walk(v, in_credentials=in_credentials) for v in obj]
+        if isinstance(obj, str):
+            return self.redact_document_text(obj)
+        return obj
+
+    def _member(self, key: Any, value: Any, in_credentials: bool) -> Any:
+        if not isinstance(key, str):
+            return self._walk(value, in_credentials=in_credentials)
+        lowered = key.lower()
+        if key == "env" and isinstance(value, list):
+            return [self._env(item) for item in value]
+        if lowered in _CREDENTIAL_CONTAINERS and isinstance(value, (dict, list)):
+            return self._walk(value, in_credentials=True)
+        kind = sensitive_kind(key)
+        if kind == "docker-auth" and isinstance(value, str):
+            return self._dockerconfig(value)
+        if kind == "last-applied-configuration":
+            return self._scalar(kind, value)
+        if isinstance(value, (dict, list)):
+            return self._walk(value, in_credentials=in_credentials)
+        if kind is not None:
+            return self._scalar(kind, value)
+        if in_credentials and lowered not in _CONTAINER_PLAIN_KEYS and not is_metadata_name(key):
+            return self._scalar("credential", value)
+        return self._walk(value, in_credentials=in_credentials)
+
+    def _helm_release_record(self, obj: dict[str, Any]) -> dict[str, Any]:
+        # A Helm release kept in a ConfigMap (HELM_DRIVER=configmap): `release` is the whole
+        # release, values and rendered manifests included, gzipped and base64-encoded, so no
+        # pattern can see into it. The collector keeps a redacted projection of it elsewhere.
+        out = {k: self._member(k, v, False) for k, v in obj.items() if k != "data"}
+        data = obj.get("data")
+        if isinstance(data, dict):
+            out["data"] = {
+                k: self._scalar("helm-release", v) if k == "release" else self._member(k, v, False)
+                for k, v in data.items()
+            }
+        return out
+
+    def _scalar(self, kind: str, value: Any) -> Any:
+        if isinstance(value, bool) or value is None:
+            return value
+        if isinstance(value, (int, float)):
+            value = str(value)
+        if not isinstance(value, str) or is_placeholder_value(value):
+            return value
+        kind = refine_kind(kind, value)
+        self.counts[kind] += 1
+        return self.pseudonyms.secret(kind, value)
+
+    def _env(self, item: Any) -> Any:
+        if isinstance(item, dict) and isinstance(item.get("name"), str) and "value" in item:
+            kind = sensitive_kind(item["name"])
+            if kind is not None:
+                return {**item, "value": self._scalar(kind, item["value"])}
+        return self._walk(item, in_credentials=False)
+
+    def _args(self, args: list[str], in_credentials: bool) -> list[str]:
+        """Container args/command: the item after `--token` (no `=`) is the token."""
+        out = []
+        secret_next: str | None = None
+        for arg in args:
+            if secret_next is not None and not arg.startswith("-"):
+                out.append(self._scalar(secret_next, arg))
+                secret_next = None
+                continue
+            secret_next = None
+            if arg.startswith("-") and "=" not in arg and " " not in arg:
+                secret_next = sensitive_kind(arg)
+            out.append(
+                self._scalar("credential", arg)
+                if in_credentials
+                else self.redact_document_text(arg)
+            )
+        return out
+
+    def _dockerconfig(self, value: str) -> str:
+        try:
+            doc = json.loads(value)
+        except ValueError:
+            return self._scalar("docker-auth", value)
+        redacted = self._walk(doc, in_credentials=False)
+        return json.dumps(redacted, separators=(",", ":"))
+
+    # ------------------------------------------------------------------ embedded documents
+    def redact_document_text(self, text: str) -> str:
+        """A string that holds a JSON or YAML document: redact its sensitive values in place.
+
+        The values are found by parsing and replaced in the original text, so a ConfigMap's
+        config.yaml keeps its layout, comments and line numbers.
+        """
+        doc = _parse_document(text)
+        if doc is None:
+            return text
+        collector = _ValueCollector()
+        collector.walk(doc, in_credentials=False)
+        # Longest first, so that a value inside another is not replaced half-way.
+        for kind, value in sorted(collector.values, key=lambda kv: -len(kv[1])):
+            if len(value) < _MIN_TEXTUAL or value not in text:
+                continue
+            n = text.count(value)
+            kind = refine_kind(kind, value)
+            text = text.replace(value, self.pseudonyms.secret(kind, value))
+            self.counts[kind] += n
+        return text
+
+
+def _is_helm_release_record(obj: dict[str, Any]) -> bool:
+    meta = obj.get("metadata")
+    labels = meta.get("labels") if isinstance(meta, dict) else None
+    return (
+        obj.get("kind") == "ConfigMap"
+        and isinstance(labels, dict)
+        and labels.get("owner") == "helm"
+        and isinstance(obj.get("data"), dict)
+    )
+
+
+def _parse_document(text: str) -> Any | None:
+    stripped = text.strip()
+    if len(stripped) < 8 or not _DOC_HINT.search(stripped):
+        return None
+    if stripped[0] in "{[" and stripped[-1] in "}]":
+        try:
+            doc = json.loads(stripped)
+        except ValueError:
+            doc = None
+        if isinstance(doc, (dict, list)):
+            return doc
+    if "\n" in stripped and ":" in stripped:
+        try:
+            doc = yaml.load(stripped, Loader=_YamlLoader)
+        except yaml.YAMLError:
+            return None
+        if isinstance(doc, (dict, list)):
+            return doc
+    return None
+
+
+class _ValueCollector:
+    """The (kind, value) pairs a structural pass would replace, for textual replacement."""
+
+    def __init__(self) -> None:
+        self.values: list[tuple[str, str]] = []
+
+    def walk(self, obj: Any, *, in_credentials: bool) -> None:
+        if isinstance(obj, dict):
+            for k, v in obj.items():
+                self._member(k, v, in_credentials)
+        elif isinstance(obj, list):
+            secret_next: str | None = None
+            for v in obj:
+                if isinstance(v, str):
+                    if secret_next and not v.startswith("-"):
+                        self._add(secret_next, v)
+                    secret_next = sensitive_kind(v) if v.startswith("-") and "=" not in v else None
+                    if in_credentials:
+                        self._add("credential", v)
+                else:
+                    self.walk(v, in_credentials=in_credentials)
+
+    def _member(self, key: Any, value: Any, in_credentials: bool) -> None:
+        if not isinstance(key, str):
+            self.walk(value, in_credentials=in_credentials)
+            return
+        lowered = key.lower()
+        if key == "env" and isinstance(value, list):
+            for item in value:
+                if isinstance(item, dict) and isinstance(item.get("name"), str):
+                    kind = sensitive_kind(item["name"])
+                    if kind is not None:
+                        self._add(kind, item.get("value"))
+            return
+        if lowered in _CREDENTIAL_CONTAINERS and isinstance(value, (dict, list)):
+            self.walk(value, in_credentials=True)
+            return
+        kind = sensitive_kind(key)
+        if isinstance(value, (dict, list)):
+            self.walk(value, in_credentials=in_credentials)
+        elif kind is not None:
+            self._add(kind, value)
+        elif in_credentials and lowered not in _CONTAINER_PLAIN_KEYS and not is_metadata_name(key):
+            self._add("credential", value)
+
+    def _add(self, kind: str, value: Any) -> None:
+        if isinstance(value, bool) or value is None:
+            return
+        if isinstance(value, (int, float)):
+            value = str(value)
+        if isinstance(value, str) and not is_placeholder_value(value):
+            self.values.append((kind, value))
+
+
+# --- JSON documents on their own lines (JSON-lines logs): only lines holding a sensitive-name
+# keyword are parsed; the values found are replaced where they occur in the line.
+def json_line_hits(scan: Scan) -> list[Hit]:
+    text, hits = scan.text, []
+    done_until = -1
+    for pos in scan.keyword_positions:
+        if pos < done_until:
+            continue
+        start = text.rfind("\n", 0, pos) + 1
+        end = text.find("\n", pos)
+        end = len(text) if end == -1 else end
+        done_until = end
+        line = text[start:end]
+        stripped = line.strip()
+        if not (stripped.startswith("{") and stripped.endswith("}")):
+            continue
+        try:
+            doc = json.loads(stripped)
+        except ValueError:
+            continue
+        collector = _ValueCollector()
+        collector.walk(doc, in_credentials=False)
+        for kind, value in collector.values:
+            kind = refine_kind(kind, value)
+            placeholder = scan.pseudonyms.secret(kind, value)
+            # As it is written inside the line: JSON-escaped, without the quotes.
+            written = json.dumps(value, ensure_ascii=False)[1:-1]
+            at = line.find(written)
+            while at != -1:
+                hits.append(Hit(start + at, start + at + len(written), kind, placeholder, 1))
+                at = line.find(written, at + len(written))
+    return hits
+
+
+JSON_LINES = Finder("json-lines", json_line_hits)

@@ -1,0 +1,29 @@
+"""The throughput benchmark on a tiny corpus: every planted secret is found (speed is not
+asserted here; `python bench/redact_throughput.py` measures it)."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parents[2] / "bench" / "redact_throughput.py"
+
+
+def _bench():
+    spec = importlib.util.spec_from_file_location("redact_throughput", BENCH)
+    module = importlib.util.module_from_spec(spec)
+    assert spec.loader is not None
+    sys.modules[spec.name] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_tiny_corpus_full_recall_and_precision() -> None:
+    bench = _bench()
+    corpus = bench.build_corpus(400_000, seed=3)
+    assert corpus.size >= 400_000 and len({k for k, _ in corpus.secrets}) >= 15
+    result = bench.run(corpus)
+    assert result.missed == []
+    assert result.recall == 1.0 and result.address_recall == 1.0
+    assert result.kept == result.keep_total
