@@ -38,93 +38,194 @@ KUBECTL = "/usr/bin/kubectl"
 
 
 def _meta(name: str, ns: str | None = None, **extra: Any) -> dict[str, Any]:
-    meta = {"name": name, "uid": str(uuid.uuid5(uuid.NAMESPACE_URL, f"{ns}/{name}")),
-            "resourceVersion": "1", "creationTimestamp": T0, **extra}
+    meta = {
+        "name": name,
+        "uid": str(uuid.uuid5(uuid.NAMESPACE_URL, f"{ns}/{name}")),
+        "resourceVersion": "1",
+        "creationTimestamp": T0,
+        **extra,
+    }
     if ns:
         meta["namespace"] = ns
     return meta
 
 
 def _container_status(name: str) -> dict[str, Any]:
-    return {"name": name, "ready": True, "restartCount": 0, "started": True,
-            "image": f"docker.io/tensorfusion/{name}:2.15.0", "imageID": "",
-            "containerID": "containerd://" + "0" * 64,
-            "state": {"running": {"startedAt": T0}}}
-
-
-def _pod(name: str, ns: str, labels: dict[str, str], containers: list[str],
-         init: list[str] = (), node: str = "", annotations: dict[str, str] | None = None) -> dict:
     return {
-        "apiVersion": "v1", "kind": "Pod",
+        "name": name,
+        "ready": True,
+        "restartCount": 0,
+        "started": True,
+        "image": f"docker.io/tensorfusion/{name}:2.15.0",
+        "imageID": "",
+        "containerID": "containerd://" + "0" * 64,
+        "state": {"running": {"startedAt": T0}},
+    }
+
+
+def _pod(
+    name: str,
+    ns: str,
+    labels: dict[str, str],
+    containers: list[str],
+    init: list[str] = (),
+    node: str = "",
+    annotations: dict[str, str] | None = None,
+) -> dict:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
         "metadata": _meta(name, ns, labels=labels, annotations=annotations or {}),
-        "spec": {"nodeName": node, "containers": [{"name": c, "image": f"img/{c}"} for c in containers],
-                 "initContainers": [{"name": c, "image": f"img/{c}"} for c in init]},
-        "status": {"phase": "Running", "hostIP": "10.0.0.1", "podIP": "10.1.0.1",
-                   "startTime": T0,
-                   "conditions": [{"type": "Ready", "status": "True"}],
-                   "containerStatuses": [_container_status(c) for c in containers],
-                   "initContainerStatuses": [
-                       {**_container_status(c), "ready": False,
-                        "state": {"terminated": {"exitCode": 0, "reason": "Completed"}}}
-                       for c in init]},
+        "spec": {
+            "nodeName": node,
+            "containers": [{"name": c, "image": f"img/{c}"} for c in containers],
+            "initContainers": [{"name": c, "image": f"img/{c}"} for c in init],
+        },
+        "status": {
+            "phase": "Running",
+            "hostIP": "10.0.0.1",
+            "podIP": "10.1.0.1",
+            "startTime": T0,
+            "conditions": [{"type": "Ready", "status": "True"}],
+            "containerStatuses": [_container_status(c) for c in containers],
+            "initContainerStatuses": [
+                {
+                    **_container_status(c),
+                    "ready": False,
+                    "state": {"terminated": {"exitCode": 0, "reason": "Completed"}},
+                }
+                for c in init
+            ],
+        },
     }
 
 
 def generate(nodes: int, gpus_per_node: int, pods: int) -> ClusterData:
     data = ClusterData()
     add_builtin_types(data)
-    for crd in yaml.safe_load_all((ROOT / "sample_bundles/_common/tensorfusion-crds.yaml").read_text()):
+    for crd in yaml.safe_load_all(
+        (ROOT / "sample_bundles/_common/tensorfusion-crds.yaml").read_text()
+    ):
         data.add_type(crd_type(crd))
         data.add_object(crd)
     tf = "tensor-fusion.ai/v1"
     data.add_object({"apiVersion": "v1", "kind": "Namespace", "metadata": _meta(NS)})
-    data.add_object({"apiVersion": tf, "kind": "TensorFusionCluster", "metadata": _meta("tensor-fusion"),
-                     "status": {"phase": "Running"}})
-    data.add_object({"apiVersion": tf, "kind": "GPUPool", "metadata": _meta("tensor-fusion-shared"),
-                     "status": {"phase": "Running"}})
+    data.add_object(
+        {
+            "apiVersion": tf,
+            "kind": "TensorFusionCluster",
+            "metadata": _meta("tensor-fusion"),
+            "status": {"phase": "Running"},
+        }
+    )
+    data.add_object(
+        {
+            "apiVersion": tf,
+            "kind": "GPUPool",
+            "metadata": _meta("tensor-fusion-shared"),
+            "status": {"phase": "Running"},
+        }
+    )
     controller = "tensor-fusion-sys-controller-6b8f9d7c54-9xk2m"
-    data.add_object(_pod(controller, NS, {"tensor-fusion.ai/component": "operator"},
-                         ["controller", "vector"]))
-    data.add_object({"apiVersion": "apps/v1", "kind": "Deployment",
-                     "metadata": _meta("tensor-fusion-sys-controller", NS,
-                                       labels={"tensor-fusion.ai/component": "operator"}),
-                     "spec": {"selector": {"matchLabels": {"tensor-fusion.ai/component": "operator"}},
-                              "template": {"spec": {"containers": [
-                                  {"name": "controller",
-                                   "image": "tensorfusion/tensor-fusion-operator:2.17.0"}]}}}})
-    lines = "".join(f'I1130 08:{i // 60:02d}:{i % 60:02d}.000000       1 reconcile.go:42] "Reconciling" n={i}\n'
-                    for i in range(300))
+    data.add_object(
+        _pod(controller, NS, {"tensor-fusion.ai/component": "operator"}, ["controller", "vector"])
+    )
+    data.add_object(
+        {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": _meta(
+                "tensor-fusion-sys-controller",
+                NS,
+                labels={"tensor-fusion.ai/component": "operator"},
+            ),
+            "spec": {
+                "selector": {"matchLabels": {"tensor-fusion.ai/component": "operator"}},
+                "template": {
+                    "spec": {
+                        "containers": [
+                            {
+                                "name": "controller",
+                                "image": "tensorfusion/tensor-fusion-operator:2.17.0",
+                            }
+                        ]
+                    }
+                },
+            },
+        }
+    )
+    lines = "".join(
+        f'I1130 08:{i // 60:02d}:{i % 60:02d}.000000       1 reconcile.go:42] "Reconciling" n={i}\n'
+        for i in range(300)
+    )
     for c in ("controller", "vector"):
         data.logs[LogKey(NS, controller, c)] = lines
     for n in range(nodes):
         node = f"gpu-node-{n:04d}"
-        data.add_object({"apiVersion": "v1", "kind": "Node",
-                         "metadata": _meta(node, labels={"nvidia.com/gpu.present": "true"}),
-                         "status": {"conditions": [{"type": "Ready", "status": "True"}],
-                                    "allocatable": {"tensor-fusion.ai/index_0": "36"},
-                                    "nodeInfo": {"kubeletVersion": "v1.30.4"}}})
-        data.add_object({"apiVersion": tf, "kind": "GPUNode", "metadata": _meta(node),
-                         "status": {"phase": "Running", "totalGPUs": gpus_per_node}})
+        data.add_object(
+            {
+                "apiVersion": "v1",
+                "kind": "Node",
+                "metadata": _meta(node, labels={"nvidia.com/gpu.present": "true"}),
+                "status": {
+                    "conditions": [{"type": "Ready", "status": "True"}],
+                    "allocatable": {"tensor-fusion.ai/index_0": "36"},
+                    "nodeInfo": {"kubeletVersion": "v1.30.4"},
+                },
+            }
+        )
+        data.add_object(
+            {
+                "apiVersion": tf,
+                "kind": "GPUNode",
+                "metadata": _meta(node),
+                "status": {"phase": "Running", "totalGPUs": gpus_per_node},
+            }
+        )
         hyp = f"hypervisor-{node}"
-        data.add_object(_pod(hyp, NS, {"tensor-fusion.ai/component": "hypervisor"},
-                             ["tensor-fusion-hypervisor"], ["init-shm", "init-runtime"], node))
+        data.add_object(
+            _pod(
+                hyp,
+                NS,
+                {"tensor-fusion.ai/component": "hypervisor"},
+                ["tensor-fusion-hypervisor"],
+                ["init-shm", "init-runtime"],
+                node,
+            )
+        )
         for c in ("tensor-fusion-hypervisor", "init-shm", "init-runtime"):
             data.logs[LogKey(NS, hyp, c)] = lines[:4000]
         for g in range(gpus_per_node):
             gid = f"gpu-{uuid.uuid5(uuid.NAMESPACE_OID, f'{node}/{g}')}"
-            data.add_object({"apiVersion": tf, "kind": "GPU", "metadata": _meta(gid),
-                             "status": {"phase": "Running", "gpuModel": "NVIDIA A10G",
-                                        "usedBy": "tensor-fusion",
-                                        "capacity": {"tflops": "125", "vram": "23028Mi"},
-                                        "available": {"tflops": "125", "vram": "23028Mi"}}})
+            data.add_object(
+                {
+                    "apiVersion": tf,
+                    "kind": "GPU",
+                    "metadata": _meta(gid),
+                    "status": {
+                        "phase": "Running",
+                        "gpuModel": "NVIDIA A10G",
+                        "usedBy": "tensor-fusion",
+                        "capacity": {"tflops": "125", "vram": "23028Mi"},
+                        "available": {"tflops": "125", "vram": "23028Mi"},
+                    },
+                }
+            )
     for p in range(pods):
         ns = f"team-{p % 10}"
         if p < 10:
             data.add_object({"apiVersion": "v1", "kind": "Namespace", "metadata": _meta(ns)})
-        data.add_object(_pod(f"train-{p:05d}", ns, {"tensor-fusion.ai/component": "worker",
-                                                     "tensor-fusion.ai/enabled": "true"},
-                             ["app"], ["init-soft-limiter"], f"gpu-node-{p % nodes:04d}",
-                             {"tensor-fusion.ai/is-local-gpu": "true"}))
+        data.add_object(
+            _pod(
+                f"train-{p:05d}",
+                ns,
+                {"tensor-fusion.ai/component": "worker", "tensor-fusion.ai/enabled": "true"},
+                ["app"],
+                ["init-soft-limiter"],
+                f"gpu-node-{p % nodes:04d}",
+                {"tensor-fusion.ai/is-local-gpu": "true"},
+            )
+        )
     return data
 
 
@@ -140,8 +241,13 @@ def serial_kubectl(kubeconfig: Path, data: ClusterData) -> tuple[float, int]:
         ["get", "nodes", "-l", "nvidia.com/gpu.present=true"],
         ["get", "gpunode"],
         ["get", "pods", "-n", NS, "-l", "tensor-fusion.ai/component=hypervisor", "-o", "wide"],
-        ["get", "gpu", "-o", "custom-columns=NAME:.metadata.name,MODEL:.status.gpuModel,"
-         "PHASE:.status.phase,USED_BY:.status.usedBy,CAPACITY:.status.capacity"],
+        [
+            "get",
+            "gpu",
+            "-o",
+            "custom-columns=NAME:.metadata.name,MODEL:.status.gpuModel,"
+            "PHASE:.status.phase,USED_BY:.status.usedBy,CAPACITY:.status.capacity",
+        ],
         ["get", "pods", "-A"],
         ["get", "tensorfusionworkload,tensorfusionconnection", "-A"],
         ["get", "gpuresourcequota", "-A"],
@@ -149,8 +255,9 @@ def serial_kubectl(kubeconfig: Path, data: ClusterData) -> tuple[float, int]:
     for pod in data.objects[("", "pods")]:
         labels = pod["metadata"].get("labels") or {}
         if labels.get("tensor-fusion.ai/component") == "hypervisor":
-            commands.append(["logs", "-n", NS, pod["metadata"]["name"], "--all-containers",
-                             "--tail=200"])
+            commands.append(
+                ["logs", "-n", NS, pod["metadata"]["name"], "--all-containers", "--tail=200"]
+            )
     t0 = time.monotonic()
     for args in commands:
         subprocess.run(k + args, capture_output=True, check=True, timeout=300)
@@ -163,7 +270,9 @@ def _cpu(who: int) -> float:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--nodes", type=int, default=500)
     ap.add_argument("--gpus-per-node", type=int, default=8)
     ap.add_argument("--pods", type=int, default=3000)
@@ -180,10 +289,21 @@ def main() -> None:
         server_cpu0 = _cpu(resource.RUSAGE_SELF)
         t0 = time.monotonic()
         proc = subprocess.run(
-            [sys.executable, "-m", "collector", "--kubeconfig", str(kubeconfig), "-o",
-             str(Path(tmp) / "b.tar.zst"), "--concurrency", str(args.concurrency),
-             "--qps", str(args.qps)],
-            capture_output=True, text=True,
+            [
+                sys.executable,
+                "-m",
+                "collector",
+                "--kubeconfig",
+                str(kubeconfig),
+                "-o",
+                str(Path(tmp) / "b.tar.zst"),
+                "--concurrency",
+                str(args.concurrency),
+                "--qps",
+                str(args.qps),
+            ],
+            capture_output=True,
+            text=True,
         )
         collect_s = time.monotonic() - t0
         server_cpu = _cpu(resource.RUSAGE_SELF) - server_cpu0
@@ -195,18 +315,26 @@ def main() -> None:
         size = (Path(tmp) / "b.tar.zst").stat().st_size
         kubectl_s, commands = serial_kubectl(kubeconfig, data)
     bound = requests * args.latency / args.concurrency
-    print(f"cluster: {args.nodes} GPU nodes, {args.nodes * args.gpus_per_node} GPUs, "
-          f"{args.pods} workload pods, {args.latency * 1000:.0f} ms API latency")
-    print(f"tf-collect: {collect_s:.2f} s, {requests} API requests, concurrency {args.concurrency}, "
-          f"qps {args.qps:g}, bundle {size / 1024**2:.1f} MiB")
+    print(
+        f"cluster: {args.nodes} GPU nodes, {args.nodes * args.gpus_per_node} GPUs, "
+        f"{args.pods} workload pods, {args.latency * 1000:.0f} ms API latency"
+    )
+    print(
+        f"tf-collect: {collect_s:.2f} s, {requests} API requests, concurrency {args.concurrency}, "
+        f"qps {args.qps:g}, bundle {size / 1024**2:.1f} MiB"
+    )
     print(f"serial kubectl script: {kubectl_s:.2f} s for {commands} kubectl commands")
     print(f"speed-up vs serial kubectl: {kubectl_s / collect_s:.1f}x (target >= 10x)")
-    print(f"critical path bound: {bound:.2f} s; tf-collect / bound = {collect_s / bound:.2f} "
-          "(target <= 1.5)")
+    print(
+        f"critical path bound: {bound:.2f} s; tf-collect / bound = {collect_s / bound:.2f} "
+        "(target <= 1.5)"
+    )
     print(f"tf-collect peak RSS: {rss_mb:.0f} MB (target <= 300 MB)")
     # Both processes share this machine's cores: CPU beyond the wall time is contention.
-    print(f"CPU during the run: tf-collect {collector_cpu:.1f} s, emulator {server_cpu:.1f} s "
-          f"(wall {collect_s:.1f} s)")
+    print(
+        f"CPU during the run: tf-collect {collector_cpu:.1f} s, emulator {server_cpu:.1f} s "
+        f"(wall {collect_s:.1f} s)"
+    )
 
 
 if __name__ == "__main__":

@@ -104,7 +104,12 @@ def test_kubectl_plugin_entry_point(tmp_path: Path) -> None:
     bindir = Path(sys.executable).parent
     assert (bindir / "kubectl-tf-collect").exists()
     env = {"PATH": f"{bindir}:/usr/bin:/bin", "HOME": str(tmp_path)}
-    proc = subprocess.run(["/usr/bin/kubectl", "tf", "collect", "--dry-run"], capture_output=True,
-                          text=True, env=env, timeout=60)
+    proc = subprocess.run(
+        ["/usr/bin/kubectl", "tf", "collect", "--dry-run"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
     assert proc.returncode == 0, proc.stderr
     assert "covered by baseline/tf-resources" in proc.stdout
