@@ -1,7 +1,7 @@
 """A last look for secrets that should never be in a bundle.
 
-tf-collect redacts before writing, but bundles also come from older versions, from
-`--no-redact` runs or from hand-made archives. Only high-confidence shapes are searched
+tf-collect redacts before writing, but bundles also come from older versions and from
+hand-made archives, and redaction only knows the shapes and names it knows. Only high-confidence shapes are searched
 (these are values, not words like "token"), and the warning names the member and the kind,
 never the value.
 """
