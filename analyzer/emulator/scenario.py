@@ -275,9 +275,9 @@ def _build(layer: _Layer) -> ClusterData:
     for doc in docs:
         data.add_object(doc.obj)
     _link_references(data)
-    _check_logs(layer, data)
+    _check_containers(layer.log_sources, data)
     data.logs.update(layer.logs)
-    _check_execs(layer, data)
+    _check_containers(layer.exec_sources, data)
     data.execs.update(layer.execs)
     return data
 
@@ -470,12 +470,13 @@ def _fill_uid(ref: Any, uids: dict[tuple[str, str, str], str], default_ns: str) 
     ref["uid"] = object_uid(group, ref["kind"], ns, str(ref.get("name", "")))
 
 
-def _check_logs(layer: _Layer, data: ClusterData) -> None:
+def _check_containers(sources: dict[Any, Path], data: ClusterData) -> None:
+    """Every log file or exec reply (keyed by namespace, pod, container) names a real container."""
     pods = {
         (p["metadata"].get("namespace", ""), p["metadata"]["name"]): p
         for p in data.objects.get(("", "pods"), [])
     }
-    for key, source in layer.log_sources.items():
+    for key, source in sources.items():
         pod = pods.get((key.namespace, key.pod))
         if pod is None:
             raise ScenarioError(f"{source}: no pod {key.namespace}/{key.pod} in the scenario")
@@ -550,25 +551,3 @@ def _exec_entry(file: Path, index: int, entry: Any) -> tuple[tuple[str, ...], Ex
         raise ScenarioError(f"{where}: delay must be a number of seconds >= 0")
     reply = ExecReply(entry.get("stdout", ""), entry.get("stderr", ""), code, float(delay))
     return tuple(argv), reply
-
-
-def _check_execs(layer: _Layer, data: ClusterData) -> None:
-    pods = {
-        (p["metadata"].get("namespace", ""), p["metadata"]["name"]): p
-        for p in data.objects.get(("", "pods"), [])
-    }
-    for key, source in layer.exec_sources.items():
-        pod = pods.get((key.namespace, key.pod))
-        if pod is None:
-            raise ScenarioError(f"{source}: no pod {key.namespace}/{key.pod} in the scenario")
-        spec = pod.get("spec") or {}
-        names = [
-            c.get("name")
-            for part in ("initContainers", "containers", "ephemeralContainers")
-            for c in spec.get(part) or []
-        ]
-        if key.container not in names:
-            raise ScenarioError(
-                f"{source}: pod {key.namespace}/{key.pod} has no container {key.container!r} "
-                f"(it has: {', '.join(str(n) for n in names)})"
-            )
