@@ -77,8 +77,13 @@ class ClusterData:
     )
     # Replies to `kubectl exec`; a command with no reply answers like a missing binary.
     execs: dict[ExecKey, ExecReply] = field(default_factory=dict)
+    # Bumped by add_type/add_object, so readers may cache views of `objects` (the emulator's
+    # sorted index). Appending to or removing from a list directly changes its length, which
+    # readers also check; replacing an item in place needs add_object.
+    revision: int = field(default=0, compare=False)
 
     def add_type(self, rtype: ResourceType) -> None:
+        self.revision += 1
         self.types[rtype.key] = rtype
         self.objects.setdefault(rtype.key, [])
 
@@ -96,6 +101,7 @@ class ClusterData:
                 f"no resource type for {obj.get('apiVersion')}/{obj.get('kind')} "
                 f"({obj.get('metadata', {}).get('name')})"
             )
+        self.revision += 1
         items = self.objects.setdefault(rtype.key, [])
         meta = obj.get("metadata", {})
         ident = (meta.get("namespace", ""), meta.get("name"))

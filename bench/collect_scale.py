@@ -279,6 +279,7 @@ def main() -> None:
     ap.add_argument("--latency", type=float, default=0.02)
     ap.add_argument("--concurrency", type=int, default=16)
     ap.add_argument("--qps", type=float, default=500.0)
+    ap.add_argument("--no-kubectl", action="store_true", help="skip the serial kubectl script")
     args = ap.parse_args()
     data = generate(args.nodes, args.gpus_per_node, args.pods)
     with tempfile.TemporaryDirectory() as tmp, Emulator(data) as emu:
@@ -313,7 +314,7 @@ def main() -> None:
         requests = emu.requests - before
         rss_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
         size = (Path(tmp) / "b.tar.zst").stat().st_size
-        kubectl_s, commands = serial_kubectl(kubeconfig, data)
+        kubectl_s, commands = serial_kubectl(kubeconfig, data) if not args.no_kubectl else (float("nan"), 0)
     bound = requests * args.latency / args.concurrency
     print(
         f"cluster: {args.nodes} GPU nodes, {args.nodes * args.gpus_per_node} GPUs, "

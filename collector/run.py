@@ -51,7 +51,7 @@ from .plan import (
     Step,
     default_plan,
 )
-from .redact import Redactor, key_from_env
+from .redact import Redactor, Structure, key_from_env
 from .redact.mapfile import check_map_path, write_map
 from .targets import PodRef, Targets, component, find_targets, ref
 
@@ -175,6 +175,9 @@ class _Run:
     tf_installed: bool | None = None
     targets: Targets | None = None
     _logs_planned: set[tuple[str, str, str, bool]] = field(default_factory=set)
+    # id(kept object) -> (the object, its structural pass); the object is held so its id
+    # cannot be reused by another.
+    _structured: dict[int, tuple[dict[str, Any], Structure]] = field(default_factory=dict)
     _done: int = 0
     _total: int = 0
 
@@ -265,7 +268,11 @@ class _Run:
         meta = item.setdefault("metadata", {})
         key = (group, resource, namespace)
         uid = meta.get("uid") or f"{meta.get('namespace')}/{meta.get('name')}"
-        self.store.setdefault(key, {})[uid] = strip(item)
+        kept = strip(item)
+        self.store.setdefault(key, {})[uid] = kept
+        # The structural redaction pass runs here, in the worker thread while others wait on
+        # the network, rather than for every object at the end of the run.
+        self._structured[id(kept)] = (kept, self.writer.redactor.structure(kept))
         self.kinds[(group, resource)] = res
         return objects_member(resource, group, namespace)
 
@@ -699,13 +706,20 @@ class _Run:
                 items.values(),
                 key=lambda o: (o["metadata"].get("namespace", ""), o["metadata"].get("name", "")),
             )
-            listing = {
+            head = {
                 "apiVersion": f"{group}/{res.version}" if group and res else "v1",
                 "kind": f"{res.kind if res else ''}List",
                 "metadata": {},
-                "items": ordered,
             }
-            self.writer.put_object(objects_member(resource, group, ns), listing)
+            self.writer.put_listing(
+                objects_member(resource, group, ns), head, [self._structure(o) for o in ordered]
+            )
+
+    def _structure(self, obj: dict[str, Any]) -> Structure:
+        known = self._structured.get(id(obj))
+        if known is not None and known[0] is obj:
+            return known[1]
+        return self.writer.redactor.structure(obj)
 
     def manifest(self, created: datetime, context: str | None, elapsed: float) -> dict[str, Any]:
         opts = self.opts

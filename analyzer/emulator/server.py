@@ -417,6 +417,22 @@ def _wants_aggregated(accept: str) -> str | None:
 # --- the emulator ----------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class _View:
+    """One type's served objects: sorted for lists, indexed for gets."""
+
+    token: tuple[Any, ...]
+    items: list[dict[str, Any]]
+    by_ident: dict[tuple[str, str], dict[str, Any]]
+
+
+_NONE: list[dict[str, Any]] = []  # one empty list, so its id is stable in view tokens
+_EVENT_VIEWS = {
+    ("", "events"): ("events.k8s.io", "events"),
+    ("events.k8s.io", "events"): ("", "events"),
+}
+
+
 class Emulator:
     """Serve `data` over HTTP on host:port (port 0 picks a free one)."""
 
@@ -442,6 +458,9 @@ class Emulator:
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
         self._foreground = False
+        self._views: dict[tuple[str, str], _View] = {}
+        self._view_lock = threading.Lock()
+        self._rv: tuple[Any, str] = ((), "1")
         self._httpd = _HTTPServer((host, port), _Handler)
         self._httpd.emulator = self
 
@@ -704,34 +723,66 @@ class Emulator:
 
     def objects(self, rtype: ResourceType) -> list[dict[str, Any]]:
         """The objects served for a type, sorted by namespace then name."""
+        return self._view(rtype).items
+
+    def _object(self, rtype: ResourceType, ns: str | None, name: str) -> dict[str, Any] | None:
+        return self._view(rtype).by_ident.get((ns or "", name))
+
+    def _view(self, rtype: ResourceType) -> _View:
+        # Sorting thousands of objects on every request made the emulator, not the client,
+        # the bottleneck of a large collection; the view is rebuilt only when the data changes.
         if rtype.key == SECRET_KEY:
-            return []  # never served, whatever the data holds
-        own = list(self.data.objects.get(rtype.key, []))
-        other = {
-            ("", "events"): ("events.k8s.io", "events"),
-            ("events.k8s.io", "events"): ("", "events"),
-        }.get(rtype.key)
-        if other is not None:
+            return _View((), [], {})  # never served, whatever the data holds
+        other = _EVENT_VIEWS.get(rtype.key)
+        own = self.data.objects.get(rtype.key, _NONE)
+        theirs = self.data.objects.get(other, _NONE) if other else _NONE
+        token = (self.data.revision, id(own), len(own), id(theirs), len(theirs))
+        view = self._views.get(rtype.key)
+        if view is not None and view.token == token:
+            return view
+        with self._view_lock:  # one thread builds, the others wait for it
+            view = self._views.get(rtype.key)
+            if view is None or view.token != token:
+                view = self._build_view(rtype, own, theirs, token)
+                self._views[rtype.key] = view
+        return view
+
+    def _build_view(
+        self,
+        rtype: ResourceType,
+        own: list[dict[str, Any]],
+        theirs: list[dict[str, Any]],
+        token: tuple[Any, ...],
+    ) -> _View:
+        items = list(own)
+        if theirs:
             # One event store, two API views: each group also serves the other's events.
             convert = core_to_events_v1 if rtype.group else events_v1_to_core
             seen = {_ns_name(o) for o in own}
-            own += [convert(o) for o in self.data.objects.get(other, []) if _ns_name(o) not in seen]
-        return sorted(own, key=_ns_name)
+            items += [convert(o) for o in theirs if _ns_name(o) not in seen]
+        by_ident = {_ns_name(o): o for o in items}
+        return _View(token, sorted(items, key=_ns_name), by_ident)
 
     def _resource_version(self) -> str:
+        token = (self.data.revision, tuple(len(v) for v in self.data.objects.values()))
+        with self._lock:
+            if self._rv[0] == token:
+                return self._rv[1]
         top = 0
         for objs in self.data.objects.values():
             for obj in objs:
                 rv = str(obj.get("metadata", {}).get("resourceVersion", ""))
                 if rv.isdigit():
                     top = max(top, int(rv))
-        return str(top or 1)
+        with self._lock:
+            self._rv = (token, str(top or 1))
+        return self._rv[1]
 
     def _get(self, req: Request, rtype: ResourceType, ns: str | None, name: str) -> Response:
-        for obj in self.objects(rtype):
-            if _ns_name(obj) == (ns or "", name):
-                return self._shaped(req, rtype, [obj], single=True)
-        raise not_found(rtype, name)
+        obj = self._object(rtype, ns, name)
+        if obj is None:
+            raise not_found(rtype, name)
+        return self._shaped(req, rtype, [obj], single=True)
 
     def _list(self, req: Request, rtype: ResourceType, ns: str | None) -> Response:
         try:
@@ -836,7 +887,7 @@ class Emulator:
     # logs
 
     def _log(self, req: Request, rtype: ResourceType, ns: str, name: str) -> Response:
-        pod = next((o for o in self.objects(rtype) if _ns_name(o) == (ns, name)), None)
+        pod = self._object(rtype, ns, name)
         if pod is None:
             raise not_found(rtype, name)
         container = self._log_container(req, pod, name)
@@ -893,7 +944,7 @@ class Emulator:
     def _exec(self, req: Request, rtype: ResourceType, ns: str, name: str) -> ExecSession:
         # The API server's checks, in its order, all before the upgrade (so they are plain
         # HTTP errors); what the container does comes after it, on the error channel.
-        pod = next((o for o in self.objects(rtype) if _ns_name(o) == (ns, name)), None)
+        pod = self._object(rtype, ns, name)
         if pod is None:
             raise not_found(rtype, name)
         container = self._log_container(req, pod, name)  # exec shares the API's wording

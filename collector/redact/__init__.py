@@ -8,6 +8,6 @@ pseudonyms.py for the placeholder formats.
 
 from __future__ import annotations
 
-from .engine import KEY_ENV, Redactor, key_from_env
+from .engine import KEY_ENV, Redactor, Structure, key_from_env
 
-__all__ = ["KEY_ENV", "Redactor", "key_from_env"]
+__all__ = ["KEY_ENV", "Redactor", "Structure", "key_from_env"]

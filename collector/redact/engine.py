@@ -17,6 +17,7 @@ import os
 import re
 import threading
 from collections import Counter
+from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ConfigError
@@ -49,6 +50,14 @@ def key_from_env() -> bytes | None:
     return key
 
 
+@dataclass(frozen=True)
+class Structure:
+    """A decoded value after the structural pass, and what that pass replaced."""
+
+    value: Any
+    counts: Counter[str]
+
+
 class Redactor:
     def __init__(self, *, key: bytes | None = None, public_ips: bool = False) -> None:
         self.pseudonyms = Pseudonyms(key)
@@ -58,6 +67,7 @@ class Redactor:
         self._lock = threading.Lock()
         self._files: dict[str, Counter[str]] = {}
         self._names: dict[str, str] = {}
+        self._parts: dict[str, tuple[str, Counter[str]]] = {}
 
     # ------------------------------------------------------------------ text
     def redact_text(self, text: str, *, member: str | None = None) -> str:
@@ -84,23 +94,43 @@ class Redactor:
     # ------------------------------------------------------------------ objects
     def redact_object(self, obj: Any, *, member: str | None = None) -> Any:
         """Structural pass over a decoded object; serialise the result, then redact_bytes it."""
+        done = self.structure(obj)
+        self.record(member, done.counts)
+        return done.value
+
+    def structure(self, obj: Any) -> Structure:
+        """The structural pass alone, counted but not yet recorded for any member: the
+        collector runs it on each object as it arrives, and the writer records the counts of
+        the objects it finally writes."""
         structured = Structured(self.pseudonyms)
-        out = structured.redact(obj)
-        self.record(member, structured.counts)
-        return out
+        return Structure(structured.redact(obj), structured.counts)
 
     def redact_strings(self, obj: Any, *, member: str | None = None) -> Any:
         """The text pass over every string (keys too) of a decoded value, e.g. the manifest."""
-        if isinstance(obj, dict):
-            return {
-                self.redact_strings(k, member=member): self.redact_strings(v, member=member)
-                for k, v in obj.items()
-            }
-        if isinstance(obj, list):
-            return [self.redact_strings(v, member=member) for v in obj]
-        if isinstance(obj, str):
-            return self.redact_text(obj, member=member)
-        return obj
+        # A manifest repeats the same statuses, resources and names thousands of times; each
+        # distinct string is scanned once and its counts added for every occurrence.
+        seen: dict[str, tuple[str, Counter[str]]] = {}
+        total: Counter[str] = Counter()
+
+        def text(value: str) -> str:
+            known = seen.get(value)
+            if known is None:
+                known = seen[value] = self._text(value)
+            total.update(known[1])
+            return known[0]
+
+        def walk(value: Any) -> Any:
+            if isinstance(value, dict):
+                return {walk(k): walk(v) for k, v in value.items()}
+            if isinstance(value, list):
+                return [walk(v) for v in value]
+            if isinstance(value, str):
+                return text(value)
+            return value
+
+        out = walk(obj)
+        self.record(member, total)
+        return out
 
     # ------------------------------------------------------------------ names
     def member_name(self, name: str) -> str:
@@ -112,9 +142,7 @@ class Redactor:
         parts = []
         counts: Counter[str] = Counter()
         for part in name.split("/"):
-            out, found = self._text(part)
-            if found and out != part and "<" in out:
-                out = _UNSAFE_NAME.sub("_", out)  # a secret placeholder is no file name
+            out, found = self._name_part(part)
             counts.update(found)
             parts.append(out)
         redacted = "/".join(parts)
@@ -122,6 +150,20 @@ class Redactor:
             self._names.setdefault(name, redacted)
         self.record(name, counts)
         return redacted
+
+    def _name_part(self, part: str) -> tuple[str, Counter[str]]:
+        # Thousands of member names share a few dozen components (logs/, the namespace, the
+        # container names): each is scanned once.
+        with self._lock:
+            known = self._parts.get(part)
+        if known is None:
+            out, found = self._text(part)
+            if found and out != part and "<" in out:
+                out = _UNSAFE_NAME.sub("_", out)  # a secret placeholder is no file name
+            known = (out, found)
+            with self._lock:
+                self._parts[part] = known
+        return known
 
     # ------------------------------------------------------------------ results
     def record(self, member: str | None, counts: Counter[str]) -> None:

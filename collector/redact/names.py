@@ -110,6 +110,7 @@ def words(name: str) -> list[str]:
 
 
 @lru_cache(maxsize=8192)
+@lru_cache(maxsize=16384)  # the same few hundred keys, over and over
 def sensitive_kind(name: str) -> str | None:
     """The secret kind a value named `name` holds, or None when the value is not secret."""
     lowered = name.lower().lstrip("-").strip("\"'")

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
+from functools import lru_cache
 from typing import Any
 
 import yaml
@@ -55,9 +56,10 @@ class Structured:
 
     def _walk(self, obj: Any, *, in_credentials: bool) -> Any:
         if isinstance(obj, dict):
-            if _is_helm_release_record(obj):
+            if obj.get("kind") == "ConfigMap" and _is_helm_release_record(obj):
                 return self._helm_release_record(obj)
-            return {k: self._member(k, v, in_credentials) for k, v in obj.items()}
+            member = self._member
+            return {k: member(k, v, in_credentials) for k, v in obj.items()}
         if isinstance(obj, list):
             if obj and all(isinstance(a, str) for a in obj):
                 return self._args(obj, in_credentials)
@@ -66,26 +68,29 @@ class Structured:
             return self.redact_document_text(obj)
         return obj
 
+    # The hot path of a large collection (every member of every object): decisions that
+    # depend on the key alone are made once per key (_key_info) and scalars never recurse.
     def _member(self, key: Any, value: Any, in_credentials: bool) -> Any:
         if not isinstance(key, str):
             return self._walk(value, in_credentials=in_credentials)
-        lowered = key.lower()
-        if key == "env" and isinstance(value, list):
-            return [self._env(item) for item in value]
-        if lowered in _CREDENTIAL_CONTAINERS and isinstance(value, (dict, list)):
-            return self._walk(value, in_credentials=True)
-        kind = sensitive_kind(key)
-        if kind == "docker-auth" and isinstance(value, str):
-            return self._dockerconfig(value)
-        if kind == "last-applied-configuration":
-            return self._scalar(kind, value)
+        container, kind, plain = _key_info(key)
         if isinstance(value, (dict, list)):
+            if key == "env" and isinstance(value, list):
+                return [self._env(item) for item in value]
+            if container:
+                return self._walk(value, in_credentials=True)
+            if kind == "last-applied-configuration":
+                return self._scalar(kind, value)
             return self._walk(value, in_credentials=in_credentials)
         if kind is not None:
+            if kind == "docker-auth" and isinstance(value, str):
+                return self._dockerconfig(value)
             return self._scalar(kind, value)
-        if in_credentials and lowered not in _CONTAINER_PLAIN_KEYS and not is_metadata_name(key):
+        if in_credentials and not plain:
             return self._scalar("credential", value)
-        return self._walk(value, in_credentials=in_credentials)
+        if isinstance(value, str) and _may_hold_document(value):
+            return self.redact_document_text(value)
+        return value
 
     def _helm_release_record(self, obj: dict[str, Any]) -> dict[str, Any]:
         # A Helm release kept in a ConfigMap (HELM_DRIVER=configmap): `release` is the whole
@@ -168,7 +173,21 @@ class Structured:
         return text
 
 
+@lru_cache(maxsize=16384)
+def _key_info(key: str) -> tuple[bool, str | None, bool]:
+    """(holds credentials when a container, the secret kind of its value, a plain name even
+    inside a credential container)."""
+    lowered = key.lower()
+    return (
+        lowered in _CREDENTIAL_CONTAINERS,
+        sensitive_kind(key),
+        lowered in _CONTAINER_PLAIN_KEYS or is_metadata_name(key),
+    )
+
+
 def _is_helm_release_record(obj: dict[str, Any]) -> bool:
+    if obj.get("kind") != "ConfigMap":
+        return False
     meta = obj.get("metadata")
     labels = meta.get("labels") if isinstance(meta, dict) else None
     return (
@@ -179,7 +198,14 @@ def _is_helm_release_record(obj: dict[str, Any]) -> bool:
     )
 
 
+def _may_hold_document(text: str) -> bool:
+    # Most strings are a name, a timestamp or a label value: no document fits in them.
+    return len(text) >= 8 and ("\n" in text or "{" in text or "[" in text)
+
+
 def _parse_document(text: str) -> Any | None:
+    if not _may_hold_document(text):
+        return None
     stripped = text.strip()
     if len(stripped) < 8 or not _DOC_HINT.search(stripped):
         return None

@@ -234,14 +234,15 @@ def test_bad_and_expired_continue(many_pods: tuple[Emulator, client.CoreV1Api]) 
     assert _status(exc.value)["message"].startswith("continue key is not valid")
     token = core.list_namespaced_pod("ml", limit=10).metadata._continue
     pod = emu.data.objects[("", "pods")][0]
-    pod["metadata"]["resourceVersion"] = "999"  # the list changed since the first page
+    changed = {**pod, "metadata": {**pod["metadata"], "resourceVersion": "999"}}
+    emu.data.add_object(changed)  # the list changed since the first page
     try:
         with pytest.raises(ApiException) as exc:
             core.list_namespaced_pod("ml", limit=10, _continue=token)
         assert exc.value.status == 410
         assert _status(exc.value)["reason"] == "Expired"
     finally:
-        pod["metadata"]["resourceVersion"] = "100"
+        emu.data.add_object(pod)
 
 
 def test_log_of_single_container_pod_needs_no_container(
