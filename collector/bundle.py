@@ -22,6 +22,7 @@ from typing import Any
 
 import tf_support_schemas as schemas
 
+from .budget import newest_lines
 from .errors import OutputError
 from .redact import Redactor, Structure
 from .redact.manifest import redact_manifest
@@ -154,6 +155,24 @@ class BundleWriter:
 
     def size_of(self, member: str) -> int:
         return (self._staging / self._names.get(member, member)).stat().st_size
+
+    def staged(self) -> dict[str, int]:
+        """Every member staged so far (as it was asked for) and its size in bytes."""
+        return {member: self.size_of(member) for member in sorted(self._names)}
+
+    def read_staged(self, member: str) -> bytes:
+        return (self._staging / self._names[member]).read_bytes()
+
+    def trim_to_newest(self, member: str, max_bytes: int) -> int:
+        """Keep the newest whole lines of a staged text member within max_bytes; returns the
+        lines dropped. What stays is a suffix of already redacted bytes: nothing to redact."""
+        kept, dropped = newest_lines(self.read_staged(member), max_bytes)
+        if dropped:
+            try:
+                (self._staging / self._names[member]).write_bytes(kept)
+            except OSError as exc:
+                raise OutputError(f"cannot write the bundle: {exc.strerror}") from exc
+        return dropped
 
     def finish(self, manifest: dict[str, Any]) -> Path:
         """Redact and validate the manifest, write the archive and move it into place."""

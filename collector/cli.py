@@ -14,6 +14,7 @@ from pathlib import Path
 import click
 
 from . import __version__
+from .budget import parse_size
 from .errors import CollectError, ExitCode
 from .plan import coverage, default_plan, describe
 from .progress import make_progress
@@ -75,10 +76,10 @@ NEXT_STEP = (
 )
 @click.option(
     "--qps",
-    default=20.0,
+    default=50.0,
     show_default=True,
     type=click.FloatRange(min=0.1),
-    help="Client-side limit of API requests per second.",
+    help="Client-side limit of API requests per second (kube-scheduler's own default).",
 )
 @click.option(
     "--request-timeout",
@@ -136,6 +137,14 @@ NEXT_STEP = (
     is_flag=True,
     help="Pseudonymise public IP addresses too (internal ones always are).",
 )
+@click.option(
+    "--max-size",
+    default="20MB",
+    show_default=True,
+    callback=lambda _ctx, _param, value: _max_size(value),
+    help="Size budget of the bundle (20MB, 5MiB, 0 for none): over it, the oldest log lines "
+    "are left out, and the manifest and the summary say which.",
+)
 @click.option("--dry-run", is_flag=True, help="Print the collection plan; collect nothing.")
 @click.version_option(__version__, prog_name="tf-collect")
 @click.pass_context
@@ -157,6 +166,14 @@ def main(
         _print_plan(opts)
         return
     sys.exit(_run(opts))
+
+
+def _max_size(value: str) -> int | None:
+    try:
+        return parse_size(value)
+    except CollectError as exc:
+        message = str(exc).removeprefix("--max-size ")
+        raise click.BadParameter(message, param_hint="--max-size") from None
 
 
 def _print_plan(opts: CollectOptions) -> None:
@@ -206,6 +223,14 @@ def _summary(result: CollectResult) -> None:
     if redacted:
         kinds = ", ".join(f"{n} {kind}" for kind, n in sorted(redacted.items()))
         click.echo(f"Redacted {sum(redacted.values())} values ({kinds}).", err=True)
+    trimmed = [a for a in result.artifacts if a.get("trimmed_lines")]
+    if trimmed:
+        lines = sum(a["trimmed_lines"] for a in trimmed)
+        click.echo(
+            f"Left out the oldest {lines} lines of {len(trimmed)} logs to keep the bundle under "
+            f"--max-size {_size(result.max_size or 0)}.",
+            err=True,
+        )
     for art in result.failed:
         what = art.get("resource") or f"logs {art.get('pod')}/{art.get('container')}"
         where = art.get("namespace") or "cluster"

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__
+from .budget import DEFAULT_MAX_SIZE, HEADROOM, LogSize, estimate, plan_trim
 from .bundle import (
     BundleWriter,
     exec_member,
@@ -74,7 +75,7 @@ class CollectOptions:
     tail: int = 200
     since_seconds: int | None = None
     concurrency: int = 8
-    qps: float = 20.0
+    qps: float = 50.0
     request_timeout: float = 30.0
     overall_timeout: float | None = None
     pods: tuple[str, ...] = ()  # extra targets, "namespace/name"
@@ -86,6 +87,7 @@ class CollectOptions:
     greptime_service: str = "greptimedb-standalone:4000"
     redact_public_ips: bool = False
     redaction_map: Path | None = None  # original -> placeholder, written outside the bundle
+    max_size: int | None = DEFAULT_MAX_SIZE  # bytes of the compressed bundle; None: no budget
 
 
 @dataclass
@@ -96,6 +98,7 @@ class CollectResult:
     duration_s: float
     requests: int
     redaction: dict[str, Any] = field(default_factory=dict)
+    max_size: int | None = None
 
     def by_status(self) -> dict[str, int]:
         counts: dict[str, int] = {}
@@ -152,6 +155,7 @@ def collect(opts: CollectOptions, progress: ProgressFn | None = None) -> Collect
         duration_s=time.monotonic() - started,
         requests=kube.requests,
         redaction=redactor.summary(),
+        max_size=opts.max_size,
     )
 
 
@@ -206,6 +210,7 @@ class _Run:
         self._total += len(jobs)
         self._run_jobs(jobs)
         self._write_objects()
+        self._fit_budget()
 
     def _jobs_for(self, step: Step) -> list[Job]:
         if isinstance(step, ListStep):
@@ -721,6 +726,31 @@ class _Run:
             return known[1]
         return self.writer.redactor.structure(obj)
 
+    def _fit_budget(self) -> None:
+        """Over --max-size, leave out the oldest lines of the largest logs (see budget.py)."""
+        max_size = self.opts.max_size
+        staged = self.writer.staged()
+        if max_size is None or sum(staged.values()) <= max_size * (1 - HEADROOM):
+            return  # even uncompressed it fits
+        logs = {
+            a["paths"][0]: a
+            for a in self.artifacts
+            if a["type"] == "log" and len(a.get("paths") or ()) == 1 and a["paths"][0] in staged
+        }
+        fixed = sum(estimate(self.writer.read_staged(m)) for m in staged if m not in logs)
+        sizes = {m: LogSize(staged[m], estimate(self.writer.read_staged(m))) for m in logs}
+        for member, max_bytes in sorted(plan_trim(fixed, sizes, max_size).items()):
+            dropped = self.writer.trim_to_newest(member, max_bytes)
+            if not dropped:
+                continue
+            art = logs[member]
+            art["lines"] = max(0, art.get("lines", 0) - dropped)
+            art["trimmed_lines"] = dropped
+            note = f"oldest {dropped} lines left out to fit --max-size {max_size} bytes"
+            art["message"] = f"{art['message']}; {note}" if art.get("message") else note
+            if art["status"] == "ok":
+                art["status"] = "truncated"
+
     def manifest(self, created: datetime, context: str | None, elapsed: float) -> dict[str, Any]:
         opts = self.opts
         arts = sorted(self.artifacts, key=lambda a: a["id"])
@@ -743,6 +773,7 @@ class _Run:
                 "metrics": opts.metrics,
                 "pods": list(opts.pods),
                 "workload_namespaces": list(opts.workload_namespaces),
+                "max_size_bytes": opts.max_size,
             },
             "time_window": {"since_seconds": opts.since_seconds, "tail_lines": opts.tail},
             "cluster": {
