@@ -37,7 +37,6 @@ from .plan import (
     ALL_NAMESPACES,
     CONFIGMAPS,
     EVENTS,
-    PODS,
     TF_GROUP,
     TF_NAMESPACE,
     WORKLOAD_NAMESPACES,
@@ -182,6 +181,10 @@ class _Run:
     # id(kept object) -> (the object, its structural pass); the object is held so its id
     # cannot be reused by another.
     _structured: dict[int, tuple[dict[str, Any], Structure]] = field(default_factory=dict)
+    # artifact id -> (step, resource, label selector, field selector) of each list call
+    _list_calls: dict[str, tuple[ListStep, Resource, str | None, str | None]] = field(
+        default_factory=dict
+    )
     _done: int = 0
     _total: int = 0
 
@@ -202,7 +205,7 @@ class _Run:
                 later.append(step)
         self._total = len(first)
         self._run_jobs(first)
-        self._fallback_pod_lists()
+        self._fallback_lists()
         self.targets = find_targets(self._pods(), self.opts.namespace, self._extra_pods())
         jobs: list[Job] = []
         for step in later:
@@ -321,6 +324,7 @@ class _Run:
             "label_selector": lsel,
             "field_selector": fsel,
         }
+        self._list_calls[art["id"]] = (step, res, lsel, fsel)
 
         def work() -> None:
             if res.group == TF_GROUP and self.tf_installed is False:
@@ -347,21 +351,31 @@ class _Run:
 
         self._attempt(art, f"{res.display} {ns or ''}".strip(), work)
 
-    def _fallback_pod_lists(self) -> None:
-        """A namespace-scoped user cannot list pods cluster-wide: list where we may."""
-        denied = any(
-            a.get("resource") == "pods"
-            and a.get("namespace") is None
-            and a["status"] == "forbidden"
+    def _fallback_lists(self) -> None:
+        """A namespace-scoped user cannot list cluster-wide: list where they may instead.
+
+        Every namespaced list refused across all namespaces is retried in the TF namespace
+        and the --workload-namespace ones (the refusal stays recorded, as it is true)."""
+        namespaces = sorted({self.opts.namespace, *self.opts.workload_namespaces})
+        done = {
+            (a.get("group"), a.get("resource"), a.get("namespace"),
+             a.get("label_selector"), a.get("field_selector"))
             for a in self.artifacts
-        )
-        if not denied:
-            return
-        step = ListStep(id="baseline/all-pods", manual=(), resources=(PODS,))
-        jobs = [
-            lambda n=ns: self._list(step, PODS, n, None, None)
-            for ns in sorted(set(self.opts.workload_namespaces) - {self.opts.namespace})
-        ]
+        }  # fmt: skip
+        jobs: list[Job] = []
+        for art in self.artifacts:
+            call = self._list_calls.get(art["id"])
+            if call is None or art["status"] != "forbidden" or art.get("namespace") is not None:
+                continue
+            step, res, lsel, fsel = call
+            if not res.namespaced:
+                continue
+            for ns in namespaces:
+                if (res.group, res.resource, ns, lsel, fsel) not in done:
+                    done.add((res.group, res.resource, ns, lsel, fsel))
+                    jobs.append(
+                        lambda s=step, r=res, n=ns, ls=lsel, fs=fsel: self._list(s, r, n, ls, fs)
+                    )
         self._total += len(jobs)
         self._run_jobs(jobs)
 

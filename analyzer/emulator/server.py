@@ -189,9 +189,18 @@ class Fault:
     retry_after: float | None = None
     hang: bool = False
     message: str | None = None
+    # Set: the fault hits every resource request *outside* these namespaces, cluster-wide and
+    # cluster-scoped ones included (a user bound by RoleBindings only). Discovery and the
+    # self-reviews stay allowed, as they are for every authenticated user.
+    outside: tuple[str, ...] | None = None
     hits: int = 0
 
     def matches(self, req: Target) -> bool:
+        if self.outside is not None:
+            if req.rtype is None or req.rtype.resource in _SELF_REVIEWS:
+                return False
+            if req.namespace in self.outside:
+                return False
         if self.resource not in ("*", None) and self.resource not in req.resource_names:
             return False
         if self.verb not in ("*", None) and self.verb != req.verb:
@@ -235,9 +244,20 @@ class Faults:
         retry_after: float | None = None,
         hang: bool = False,
         message: str | None = None,
+        outside: tuple[str, ...] | None = None,
     ) -> Fault:
         fault = Fault(
-            resource, verb, namespace, name, status, latency, count, retry_after, hang, message
+            resource,
+            verb,
+            namespace,
+            name,
+            status,
+            latency,
+            count,
+            retry_after,
+            hang,
+            message,
+            outside,
         )
         with self._lock:
             self._faults.append(fault)
@@ -426,6 +446,7 @@ class _View:
     by_ident: dict[tuple[str, str], dict[str, Any]]
 
 
+_SELF_REVIEWS = frozenset({"selfsubjectaccessreviews", "selfsubjectrulesreviews"})
 _NONE: list[dict[str, Any]] = []  # one empty list, so its id is stable in view tokens
 _EVENT_VIEWS = {
     ("", "events"): ("events.k8s.io", "events"),

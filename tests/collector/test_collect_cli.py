@@ -12,24 +12,18 @@ import time
 from pathlib import Path
 
 import pytest
+from scenariokit import SAMPLES, tf_collect
 
 from analyzer.bundle import Bundle
 from analyzer.emulator.scenario import load_scenario
 from analyzer.emulator.server import Emulator
 
-SAMPLES = Path(__file__).resolve().parents[2] / "sample_bundles"
 NS = "tensor-fusion-sys"
 
 try:
     from compression import zstd  # type: ignore[import-not-found]
 except ImportError:
     from backports import zstd  # type: ignore[no-redef]
-
-
-def tf_collect(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "collector", *args], capture_output=True, text=True, timeout=timeout
-    )
 
 
 @pytest.fixture()

@@ -7,40 +7,22 @@ root cause, both from a fresh collection and from its committed sample bundle.
 
 from __future__ import annotations
 
-import importlib.util
-import json
-import os
-import subprocess
-import sys
 import tarfile
 from pathlib import Path
-from typing import Any
 
 import pytest
 import yaml
 from bundlekit import pseudonymise
+from scenariokit import SAMPLES, analyze_json, collect_scenario, first_root, observed
 
-from analyzer.emulator.scenario import collect_args, load_scenario, scenario_names
-from analyzer.emulator.server import Emulator
+from analyzer.emulator.scenario import scenario_names
 
 try:
     from compression import zstd  # type: ignore[import-not-found]
 except ImportError:
     from backports import zstd  # type: ignore[no-redef]
 
-SAMPLES = Path(__file__).resolve().parents[2] / "sample_bundles"
 SCENARIOS = scenario_names(SAMPLES)
-
-
-def _load_make_samples():
-    path = SAMPLES.parent / "scripts" / "make_samples.py"
-    spec = importlib.util.spec_from_file_location("make_samples", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-SAMPLE_ENV = _load_make_samples().SAMPLE_ENV
 
 
 def expected(
@@ -52,25 +34,6 @@ def expected(
         for f in spec.get("findings") or []
     }
     return found, spec.get("first_root_cause")
-
-
-def collect(kubeconfig: Path, out: Path, *extra: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "collector",
-            "--kubeconfig",
-            str(kubeconfig),
-            "-o",
-            str(out),
-            *extra,
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, **SAMPLE_ENV},
-    )
 
 
 _COLLECTED: dict[str, tuple[Path, dict[str, str]]] = {}
@@ -90,47 +53,10 @@ def fresh(tmp_path_factory):
 
 def fresh_bundle(name: str, tmp_path: Path) -> tuple[Path, dict[str, str]]:
     """Collect the scenario with the samples' fixed key: the bundle and its redaction map."""
-    with Emulator(load_scenario(SAMPLES / name)) as emu:
-        kubeconfig = tmp_path / "kubeconfig"
-        emu.write_kubeconfig(kubeconfig, context=f"sample-{name}")
-        bundle = tmp_path / f"{name}.tar.zst"
-        map_file = tmp_path / "redaction-map.json"
-        extra = collect_args(SAMPLES / name)
-        proc = collect(kubeconfig, bundle, "--redaction-map", str(map_file), *extra)
+    proc, bundle, mapping = collect_scenario(name, tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == str(bundle)
-    return bundle, json.loads(map_file.read_text())["map"]
-
-
-def analyze_json(bundle: Path, out: Path) -> dict[str, Any]:
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "analyzer",
-            str(bundle),
-            "--format",
-            "json",
-            "-o",
-            str(out),
-            "--lang",
-            "en",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert proc.returncode == 0, proc.stderr
-    return json.loads(out.read_text())
-
-
-def observed(report: dict[str, Any]) -> set[tuple[str, tuple[str, ...]]]:
-    return {(key, tuple(sorted(f["objects"]))) for f in report["findings"] for key in f["manual"]}
-
-
-def first_root(report: dict[str, Any]) -> str | None:
-    roots = [f for f in report["findings"] if f["root_cause"]]
-    return roots[0]["manual"][0] if roots else None
+    return bundle, mapping
 
 
 def test_scenarios_are_discovered() -> None:

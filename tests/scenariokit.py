@@ -1,0 +1,80 @@
+"""Driving the real CLIs over scenarios: collect one from the emulator, analyze a bundle.
+
+Shared by the end-to-end tests so that each states only what it asserts.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from analyzer.emulator.scenario import collect_args, load_scenario
+from analyzer.emulator.server import Emulator
+
+SAMPLES = Path(__file__).resolve().parents[1] / "sample_bundles"
+
+
+def _load_make_samples():
+    path = SAMPLES.parent / "scripts" / "make_samples.py"
+    spec = importlib.util.spec_from_file_location("make_samples", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+# The samples' fixed redaction key and clock: fresh bundles name things like committed ones.
+SAMPLE_ENV: dict[str, str] = _load_make_samples().SAMPLE_ENV
+
+
+def tf_collect(
+    *args: str, timeout: float = 120, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "collector", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, **(env or {})},
+    )
+
+
+def collect_scenario(
+    name: str, tmp_path: Path, *extra: str, emulator: Emulator | None = None
+) -> tuple[subprocess.CompletedProcess[str], Path, dict[str, str]]:
+    """Collect a scenario with the samples' key: the run, the bundle and its redaction map.
+    `emulator` serves it instead of a fresh one (a test that injects faults first)."""
+    bundle = tmp_path / f"{name}.tar.zst"
+    map_file = tmp_path / "redaction-map.json"
+    args = ("--redaction-map", str(map_file), *collect_args(SAMPLES / name), *extra)
+    with emulator or Emulator(load_scenario(SAMPLES / name)) as emu:
+        kubeconfig = emu.write_kubeconfig(tmp_path / "kubeconfig", context=f"sample-{name}")
+        proc = tf_collect("--kubeconfig", str(kubeconfig), "-o", str(bundle), *args, env=SAMPLE_ENV)
+    mapping = json.loads(map_file.read_text())["map"] if map_file.exists() else {}
+    return proc, bundle, mapping
+
+
+def analyze_json(bundle: Path, out: Path, *extra: str) -> dict[str, Any]:
+    proc = subprocess.run(
+        [sys.executable, "-m", "analyzer", str(bundle), "--format", "json", "-o", str(out),
+         "--lang", "en", *extra],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(out.read_text())
+
+
+def observed(report: dict[str, Any]) -> set[tuple[str, tuple[str, ...]]]:
+    """(manual key, sorted objects) of every finding."""
+    return {(key, tuple(sorted(f["objects"]))) for f in report["findings"] for key in f["manual"]}
+
+
+def first_root(report: dict[str, Any]) -> str | None:
+    roots = [f for f in report["findings"] if f["root_cause"]]
+    return roots[0]["manual"][0] if roots else None
