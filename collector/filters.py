@@ -32,8 +32,20 @@ def _tf_webhook(obj: dict[str, Any], release: str) -> bool:
     return name.startswith(release) or any(h.endswith("tensor-fusion.ai") for h in hooks)
 
 
+def _tf_workload(obj: dict[str, Any], release: str) -> bool:
+    """A Deployment/StatefulSet with any tensor-fusion.ai/ key, on itself or its template."""
+    meta = obj.get("metadata") or {}
+    template = ((obj.get("spec") or {}).get("template") or {}).get("metadata") or {}
+    return any(
+        key.startswith(TF_GROUP + "/")
+        for m in (meta, template)
+        for key in (*(m.get("labels") or {}), *(m.get("annotations") or {}))
+    )
+
+
 # Filter name (as plan.ListStep.keep) -> predicate(object, release name).
 KEEP: dict[str, Callable[[dict[str, Any], str], bool]] = {
     "tf-crds": _tf_crd,
     "tf-webhooks": _tf_webhook,
+    "tf-workloads": _tf_workload,
 }

@@ -320,6 +320,15 @@ PLAN: tuple[Step, ...] = (
         resources=(WEBHOOKS,),
         keep="tf-webhooks",
     ),
+    # Workloads whose TF keys sit on their own metadata only (the manual's classic mistake)
+    # have pods with no TF key, so no pod leads to their namespace: find them directly.
+    ListStep(
+        id="webhook-not-injecting/tf-workloads",
+        manual=(),
+        resources=(DEPLOYMENTS, STATEFULSETS),
+        namespace=ALL_NAMESPACES,
+        keep="tf-workloads",
+    ),
     ListStep(
         id="webhook-not-injecting/owners",
         manual=(

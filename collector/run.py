@@ -12,7 +12,7 @@ import re
 import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -207,6 +207,12 @@ class _Run:
         self._run_jobs(first)
         self._fallback_lists()
         self.targets = find_targets(self._pods(), self.opts.namespace, self._extra_pods())
+        self.targets = replace(
+            self.targets,
+            workload_namespaces=tuple(
+                sorted({*self.targets.workload_namespaces, *self._tf_workload_namespaces()})
+            ),
+        )
         jobs: list[Job] = []
         for step in later:
             jobs.extend(self._jobs_for(step))
@@ -378,6 +384,16 @@ class _Run:
                     )
         self._total += len(jobs)
         self._run_jobs(jobs)
+
+    def _tf_workload_namespaces(self) -> set[str]:
+        """Namespaces of the TF Deployments/StatefulSets found cluster-wide (phase one lists
+        those kinds outside the TF namespace only through the tf-workloads filter)."""
+        kinds = (("apps", "deployments"), ("apps", "statefulsets"))
+        return {
+            ns
+            for (group, resource, ns), items in self.store.items()
+            if (group, resource) in kinds and ns and ns != self.opts.namespace and items
+        }
 
     def _extra_pods(self) -> list[PodRef]:
         extra = []

@@ -6,6 +6,7 @@
       logs/<ns>/<pod>/<container>.log           current container log
       logs/<ns>/<pod>/<container>.previous.log  previous (terminated) container log
       exec/<ns>/<pod>/<container>.yaml          replies to `kubectl exec` in that container
+      helm/<release>.yaml                       a Helm 3 release, stored as `helm install` does
 
 An exec file is a YAML list; each entry is one command, its argv matched exactly:
 
@@ -15,6 +16,23 @@ An exec file is a YAML list; each entry is one command, its argv matched exactly
       stderr: ""                              # optional, default ""
       exit_code: 0                            # optional, 0..255, default 0
       delay: 0.0                              # optional: seconds between output and exit
+
+A Helm release file is what `helm get all` would show, readable:
+
+    namespace: tensor-fusion-sys              # required
+    revision: 3                               # optional, default 1
+    status: deployed                          # optional, default deployed
+    driver: secret                            # optional: secret (Helm's default) or configmap
+    chart: {name: tensor-fusion, version: 1.8.7, appVersion: 2.17.0}   # required
+    lastDeployed: "2026-11-30T08:31:05Z"      # optional
+    values: {...}                             # optional: what the user set (helm get values)
+    manifest: |                               # optional: the rendered templates
+      ...
+
+The loader encodes it into the storage record Helm itself writes (a `helm.sh/release.v1`
+Secret `sh.helm.release.v1.<release>.v<revision>`, data gzip+base64, or the ConfigMap of
+HELM_DRIVER=configmap), so the collector decodes exactly what it would find on a cluster. These
+are the only Secrets a scenario can hold, and the only ones the emulator serves.
 
 Write `sh -c` scripts as block scalars (`- |-`) so they match the caller's argv byte for byte.
 A command with no entry answers like a container that lacks the binary (see the emulator).
@@ -28,7 +46,10 @@ served data is realistic and stable from run to run.
 
 from __future__ import annotations
 
+import base64
 import copy
+import gzip
+import json
 import re
 import uuid
 from dataclasses import dataclass, field
@@ -41,6 +62,17 @@ from analyzer.cluster import ClusterData, ExecKey, ExecReply, LogKey, ResourceTy
 from analyzer.emulator.builtin import SECRET_KEY, add_builtin_types
 
 SCENARIO_FILE = "scenario.yaml"
+HELM_KEYS = {
+    "namespace",
+    "revision",
+    "status",
+    "driver",
+    "chart",
+    "lastDeployed",
+    "values",
+    "manifest",
+}
+HELM_SECRET_TYPE = "helm.sh/release.v1"
 # `collect`: extra tf-collect arguments the round-trip tests use for this scenario
 # (e.g. ["--exec"]); the loader only checks that it is a list of strings.
 SCENARIO_KEYS = {"description", "base", "serverVersion", "include", "delete", "collect"}
@@ -160,6 +192,8 @@ def _load_layer(path: Path, stack: tuple[Path, ...]) -> _Layer:
                 layer.put(doc)
     _read_logs(path / "logs", layer)
     _read_execs(path / "exec", layer)
+    for file in sorted((path / "helm").glob("*.yaml")) if (path / "helm").is_dir() else ():
+        layer.put(_Doc(file, helm_record(file.stem, _read_helm(file))))
     for entry in meta.get("delete", []):
         _delete(layer, str(entry), path / SCENARIO_FILE)
     if meta.get("serverVersion"):
@@ -366,10 +400,11 @@ def _prepare(doc: _Doc, data: ClusterData, served: dict[tuple[str, str], set[str
             f"{obj['apiVersion']!r} kind {kind!r} (not built in, and no "
             "CustomResourceDefinition in the scenario serves it)"
         )
-    if rtype.key == SECRET_KEY:
+    if rtype.key == SECRET_KEY and not _is_helm_file(doc.source):
         raise ScenarioError(
             f"{doc.source}: {doc.describe()}: Secrets are never served (the collector never "
-            "reads them); describe the Secret's effect instead"
+            "reads them); describe the Secret's effect instead (a Helm release goes in "
+            "helm/<release>.yaml)"
         )
     meta = obj["metadata"]
     if rtype.namespaced and not ns:
@@ -384,6 +419,87 @@ def _prepare(doc: _Doc, data: ClusterData, served: dict[tuple[str, str], set[str
     if completer is not None:
         completer(obj)
     return _Doc(doc.source, obj)
+
+
+# --- Helm releases ----------------------------------------------------------------------------
+
+
+def _is_helm_file(source: Path) -> bool:
+    return source.parent.name == "helm"
+
+
+def _read_helm(file: Path) -> dict[str, Any]:
+    try:
+        spec = yaml.safe_load(file.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as exc:
+        raise ScenarioError(f"{file}: invalid YAML: {exc}") from exc
+    if not isinstance(spec, dict):
+        raise ScenarioError(f"{file}: must be a mapping")
+    unknown = sorted(set(spec) - HELM_KEYS)
+    if unknown:
+        raise ScenarioError(f"{file}: unknown key(s) {', '.join(unknown)}")
+    chart = spec.get("chart")
+    if not spec.get("namespace") or not isinstance(chart, dict) or not chart.get("version"):
+        raise ScenarioError(f"{file}: namespace and chart.name/version are required")
+    if spec.get("driver", "secret") not in ("secret", "configmap"):
+        raise ScenarioError(f"{file}: driver must be secret or configmap")
+    if not isinstance(spec.get("values", {}), dict):
+        raise ScenarioError(f"{file}: values must be a mapping")
+    return spec
+
+
+def helm_record(release: str, spec: dict[str, Any]) -> dict[str, Any]:
+    """The storage record Helm 3 writes for one release revision."""
+    revision = int(spec.get("revision", 1))
+    status = str(spec.get("status", "deployed"))
+    deployed = str(spec.get("lastDeployed", DEFAULT_CREATION_TIMESTAMP))
+    chart = spec["chart"]
+    body = {
+        "name": release,
+        "namespace": spec["namespace"],
+        "version": revision,
+        "info": {
+            "first_deployed": deployed,
+            "last_deployed": deployed,
+            "deleted": "",
+            "description": "Install complete" if revision == 1 else "Upgrade complete",
+            "status": status,
+        },
+        "chart": {
+            "metadata": {
+                "apiVersion": "v2",
+                "name": chart.get("name", release),
+                "version": str(chart["version"]),
+                "appVersion": str(chart.get("appVersion", "")),
+            },
+            "values": {},
+            "templates": [],
+        },
+        "config": spec.get("values") or {},
+        "manifest": spec.get("manifest", ""),
+    }
+    # Helm: JSON, gzipped, base64; a Secret's data is base64 of that once more.
+    encoded = base64.b64encode(gzip.compress(json.dumps(body).encode(), mtime=0)).decode()
+    meta = {
+        "name": f"sh.helm.release.v1.{release}.v{revision}",
+        "namespace": spec["namespace"],
+        "labels": {"name": release, "owner": "helm", "status": status, "version": str(revision)},
+        "creationTimestamp": deployed,
+    }
+    if spec.get("driver", "secret") == "configmap":
+        return {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": meta,
+            "data": {"release": encoded},
+        }
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": meta,
+        "type": HELM_SECRET_TYPE,
+        "data": {"release": base64.b64encode(encoded.encode()).decode()},
+    }
 
 
 def object_uid(group: str, kind: str, namespace: str, name: str) -> str:

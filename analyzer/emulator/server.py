@@ -38,7 +38,7 @@ import yaml
 
 from analyzer.cluster import ClusterData, ExecKey, ExecReply, LogKey, ResourceType
 from analyzer.emulator.builtin import CATEGORIES, CRD_KEY, SECRET_KEY, SUBRESOURCES, group_rank
-from analyzer.emulator.scenario import version_priority
+from analyzer.emulator.scenario import HELM_SECRET_TYPE, version_priority
 from analyzer.emulator.selectors import (
     SelectorError,
     parse_field_selector,
@@ -752,8 +752,6 @@ class Emulator:
     def _view(self, rtype: ResourceType) -> _View:
         # Sorting thousands of objects on every request made the emulator, not the client,
         # the bottleneck of a large collection; the view is rebuilt only when the data changes.
-        if rtype.key == SECRET_KEY:
-            return _View((), [], {})  # never served, whatever the data holds
         other = _EVENT_VIEWS.get(rtype.key)
         own = self.data.objects.get(rtype.key, _NONE)
         theirs = self.data.objects.get(other, _NONE) if other else _NONE
@@ -776,6 +774,9 @@ class Emulator:
         token: tuple[Any, ...],
     ) -> _View:
         items = list(own)
+        if rtype.key == SECRET_KEY:
+            # Only Helm's release records (a scenario's helm/ files), whatever the data holds.
+            items = [o for o in items if o.get("type") == HELM_SECRET_TYPE]
         if theirs:
             # One event store, two API views: each group also serves the other's events.
             convert = core_to_events_v1 if rtype.group else events_v1_to_core

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import http.client
 import json
 import socket
@@ -164,6 +165,22 @@ def test_secrets_are_listed_but_never_served(core: client.CoreV1Api) -> None:
     with pytest.raises(ApiException) as exc:
         core.read_namespaced_secret("anything", TFS)
     assert exc.value.status == 404
+
+
+def test_only_helm_release_secrets_are_ever_served(tf_data: ClusterData) -> None:
+    data = copy.deepcopy(tf_data)
+    for name, kind in (("sh.helm.release.v1.tf.v1", "helm.sh/release.v1"), ("db", "Opaque")):
+        meta = {"name": name, "namespace": TFS, "labels": {"owner": "helm", "name": "tf"}}
+        data.add_object(
+            {"apiVersion": "v1", "kind": "Secret", "metadata": meta, "type": kind, "data": {}}
+        )
+    with Emulator(data) as emu:
+        core = client.CoreV1Api(client.ApiClient(client.Configuration(host=emu.url)))
+        listed = core.list_namespaced_secret(TFS, label_selector="owner=helm").items
+        assert [s.metadata.name for s in listed] == ["sh.helm.release.v1.tf.v1"]
+        with pytest.raises(ApiException) as exc:
+            core.read_namespaced_secret("db", TFS)
+        assert exc.value.status == 404
 
 
 def test_access_review(api_client: client.ApiClient, emulator: Emulator) -> None:

@@ -183,6 +183,15 @@ def test_every_scenario_loads_and_suits_the_typed_client() -> None:
             r"logs must be logs/<namespace>/<pod>/<container>\[.previous\].log",
         ),
         ({"s/scenario.yaml": "descripton: typo\n"}, r"unknown key\(s\) descripton"),
+        ({"s/helm/r.yaml": "namespace: d\n"}, r"helm/r.yaml: namespace and chart.name/version"),
+        (
+            {"s/helm/r.yaml": "namespace: d\nchart: {version: 1}\nvalue: {}\n"},
+            r"helm/r.yaml: unknown key\(s\) value",
+        ),
+        (
+            {"s/helm/r.yaml": "namespace: d\nchart: {version: 1}\ndriver: sql\n"},
+            r"driver must be secret or configmap",
+        ),
         ({"s/scenario.yaml": "base: s\n"}, r"base cycle: s -> s"),
         ({"s/scenario.yaml": "base: nowhere\n"}, r"nowhere/scenario.yaml: not found"),
         (
@@ -264,3 +273,40 @@ def test_version_info() -> None:
         "v1.30.4",
         "linux/amd64",
     )
+
+
+@pytest.mark.parametrize("driver", ["secret", "configmap"])
+def test_helm_release_is_stored_as_helm_stores_it(tmp_path: Path, driver: str) -> None:
+    from collector.helm import latest_record, project_record
+
+    _write(
+        tmp_path,
+        {
+            "s/scenario.yaml": "description: helm\n",
+            "s/helm/tf.yaml": f"""
+            namespace: tensor-fusion-sys
+            revision: 3
+            driver: {driver}
+            chart: {{name: tensor-fusion, version: 1.8.7, appVersion: 2.17.0}}
+            values: {{greptime: {{password: hunter2}}}}
+            manifest: "kind: Secret"
+            """,
+        },
+    )
+    data = load_scenario(tmp_path / "s")
+    key = ("", "secrets") if driver == "secret" else ("", "configmaps")
+    (record,) = data.objects[key]
+    assert record["metadata"]["name"] == "sh.helm.release.v1.tf.v3"
+    assert record["metadata"]["labels"] == {
+        "name": "tf",
+        "owner": "helm",
+        "status": "deployed",
+        "version": "3",
+    }
+    if driver == "secret":
+        assert record["type"] == "helm.sh/release.v1"
+    # The collector's own decoder reads it back: gzip + base64 (+ base64 for a Secret).
+    projected = project_record(latest_record([record]), from_secret=driver == "secret")
+    assert projected["chart"] == {"name": "tensor-fusion", "version": "1.8.7", "appVersion": "2.17.0"}
+    assert projected["revision"] == 3
+    assert projected["values"] == {"greptime": {"password": "hunter2"}}
