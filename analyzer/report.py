@@ -1,29 +1,39 @@
 """From an analysis to a report: one JSON-able dict that every format renders.
 
 The JSON report is this dict (schema-validated); Markdown and HTML are Jinja2 templates over
-it, so the three never disagree.
+it, so the three never disagree. The dict holds data, not layout: the cluster views the
+pictures are drawn from (`views.py`) are computed here from the bundle, so JSON carries them.
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
-import re
+from functools import cache
+from importlib import resources
 from typing import Any
 
 import jinja2
+import markupsafe
 
 import tf_support_schemas as schemas
 
 from . import __version__
-from .i18n import STRINGS
+from .bundle import Bundle
+from .i18n import STRINGS, Strings
 from .manual import load_manual
+from .markdown import fit_markdown, md_cell, md_code, md_fence, md_text
+from .pictures import capacity_bars, timeline
+from .printing import table_text
 from .results import OUTCOMES, SEVERITIES, Analysis, Finding
+from .views import LINKS, build_views
 
 FORMATS = ("md", "html", "json")
-GITHUB_BODY_LIMIT = 65_536
 
 
-def build_report(analysis: Analysis, lang: str) -> dict[str, Any]:
+def build_report(analysis: Analysis, lang: str, *, bundle: Bundle | None = None) -> dict[str, Any]:
+    """The report of `analysis`; with the `bundle` it was made from, also the cluster views."""
     manual = load_manual()
     findings = []
     for root in analysis.roots:
@@ -35,6 +45,7 @@ def build_report(analysis: Analysis, lang: str) -> dict[str, Any]:
     rules_count = {o: 0 for o in OUTCOMES}
     for r in analysis.results:
         rules_count[r.outcome] += 1
+    views = build_views(bundle) if bundle is not None else None
     report = {
         "report_version": 1,
         "tool": {"name": "tf-analyze", "version": __version__},
@@ -45,6 +56,7 @@ def build_report(analysis: Analysis, lang: str) -> dict[str, Any]:
             "consequences": sum(len(r.children) for r in analysis.roots),
             "by_severity": by_sev,
             "rules": rules_count,
+            "warning_events": views["warnings"]["total"] if views else 0,
         },
         "findings": findings,
         "rules": [
@@ -60,6 +72,7 @@ def build_report(analysis: Analysis, lang: str) -> dict[str, Any]:
         ],
         "collection_gaps": [_gap(a) for a in analysis.collection_gaps],
         "possible_secrets": analysis.possible_secrets,
+        "views": views,
     }
     problems = schemas.errors("report", report)
     if problems:  # a bug in this module, not in the bundle
@@ -109,56 +122,86 @@ def _gap(art: dict[str, Any]) -> dict[str, Any]:
 # ---------------------------------------------------------------------- rendering
 _ENV = jinja2.Environment(
     loader=jinja2.PackageLoader("analyzer", "templates"),
-    autoescape=jinja2.select_autoescape(enabled_extensions=("html",), default=False),
+    # Names end in .j2: "html" alone would match no template and escape nothing.
+    autoescape=jinja2.select_autoescape(enabled_extensions=("html.j2",), default=False),
     undefined=jinja2.StrictUndefined,
     trim_blocks=True,
     lstrip_blocks=True,
     keep_trailing_newline=True,
 )
-_MENTION = re.compile(r"(?<![\w`])@(?=[A-Za-z0-9-])")
-_ISSUE_REF = re.compile(r"(?<![\w&])(#|GH-)(?=\d)")
 
 
-def md_text(text: str) -> str:
-    """Prose for GitHub: no @mentions, no #123 links, no raw HTML."""
-    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    text = _MENTION.sub("@\u200b", text)
-    return _ISSUE_REF.sub(lambda m: m.group(1) + "\u200b", text)
+def kubectl_output(view: dict[str, Any]) -> str:
+    """What the terminal showed for one baseline command: tables, then standard error."""
+    parts = ["\n\n".join(table_text(t) for t in view["tables"])] if view["tables"] else []
+    parts += view["stderr"]
+    return "\n".join(parts)
 
 
-def md_fence(lines: list[str], lang: str = "") -> str:
-    """A fenced block longer than any backtick run inside, so nothing breaks out."""
-    body = "\n".join(lines)
-    longest = max((len(m) for m in re.findall(r"`+", body)), default=0)
-    fence = "`" * max(3, longest + 1)
-    return f"{fence}{lang}\n{body}\n{fence}"
+def human_bytes(n: float | None) -> str:
+    if n is None:
+        return "?"
+    for unit, size in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20)):
+        if abs(n) >= size:
+            return f"{n / size:.1f} {unit}".replace(".0 ", " ")
+    return f"{n:.0f} B"
 
 
-_ENV.filters["md"] = md_text
-_ENV.filters["fence"] = md_fence
+def human_number(n: float | None) -> str:
+    if n is None:
+        return "?"
+    return f"{n:.0f}" if float(n).is_integer() else f"{n:.2f}".rstrip("0").rstrip(".")
+
+
+def sections_of(report: dict[str, Any]) -> list[dict[str, str]]:
+    """The manual sections the findings fall in, in the manual's order."""
+    manual = load_manual()
+    titles = {f["section"]: f["section_title"] for f in report["findings"]}
+    return [
+        {"key": k, "title": titles[k]}
+        for k in sorted(titles, key=lambda k: (manual.section_order(k), k))
+    ]
+
+
+_ENV.filters.update(
+    md=md_text,
+    fence=md_fence,
+    code=md_code,
+    cell=md_cell,
+    kubectl=kubectl_output,
+    bytes=human_bytes,
+    num=human_number,
+)
+_ENV.globals.update(severities=SEVERITIES, links=LINKS)
+
+
+@cache
+def _script() -> tuple[str, markupsafe.Markup]:
+    """The HTML report's one script and its CSP hash: no other script can run."""
+    js = resources.files("analyzer").joinpath("templates/report.js").read_text("utf-8")
+    digest = base64.b64encode(hashlib.sha256(js.encode("utf-8")).digest()).decode("ascii")
+    return js, markupsafe.Markup(f"'sha256-{digest}'")
 
 
 def render(report: dict[str, Any], fmt: str) -> str:
     if fmt == "json":
         return json.dumps(report, indent=2, ensure_ascii=False, sort_keys=True) + "\n"
-    strings = STRINGS[report["lang"]]
+    strings = Strings(STRINGS[report["lang"]])
     template = _ENV.get_template(f"report.{fmt}.j2")
-    text = template.render(r=report, t=strings, severities=SEVERITIES)
-    if fmt == "md" and len(text) > GITHUB_BODY_LIMIT:
-        text = _shrink_markdown(report, strings, template)
-    return text
-
-
-def _shrink_markdown(report: dict[str, Any], strings: dict[str, str], template: Any) -> str:
-    """Drop evidence from the least important findings until the body fits GitHub's limit."""
-    slim = json.loads(json.dumps(report))
-    order = list(reversed(slim["findings"]))  # least important last in rank order
-    for finding in order:
-        if finding["evidence"]:
-            finding["evidence"] = [strings["evidence_trimmed"]]
-        text = template.render(r=slim, t=strings, severities=SEVERITIES)
-        if len(text) <= GITHUB_BODY_LIMIT:
-            return text
-    slim["rules"] = [r for r in slim["rules"] if r["outcome"] != "passed"]
-    slim["collection_gaps"] = slim["collection_gaps"][:50]
-    return template.render(r=slim, t=strings, severities=SEVERITIES)[:GITHUB_BODY_LIMIT]
+    if fmt == "md":
+        return fit_markdown(
+            report,
+            lambda model, trim: template.render(r=model, t=strings, trim=trim),
+            cut_note=strings["trim_hard_cut"],
+        )
+    script, script_hash = _script()
+    views = report["views"]
+    return template.render(
+        r=report,
+        t=strings,
+        sections=sections_of(report),
+        capacity=capacity_bars(views["capacity"]) if views else [],
+        timeline=timeline(views["warnings"]) if views else None,
+        script=script,
+        script_hash=script_hash,
+    )

@@ -6,6 +6,7 @@ from typing import Any
 
 from .i18n import STRINGS
 
+MAX_CHAINS = 5
 _MARK = {"critical": "!!", "error": "! ", "warning": "~ ", "info": "i "}
 
 
@@ -32,6 +33,17 @@ def summary_lines(report: dict[str, Any]) -> list[str]:
         lines.append(f"{indent}{_MARK[f['severity']]} [{f['manual'][0]}] {f['title']}")
         if f["root_cause"]:
             lines.append(f"       {t['fix']}: {f['fix']}")
+    broken = [
+        c for c in (report["views"] or {}).get("discovery", []) if c["first_broken"] is not None
+    ]
+    for chain in broken[:MAX_CHAINS]:
+        link = chain["links"][chain["first_broken"]]
+        lines.append(
+            f"  {t['discovery']}: {chain['node']}: {t['link_' + link['kind']]} "
+            f"{t['reason_' + link['reason']]} ({link['facts']})"
+        )
+    if len(broken) > MAX_CHAINS:
+        lines.append(f"  {t['discovery']}: " + t["more_nodes"] % (len(broken) - MAX_CHAINS))
     odd = [r for r in report["rules"] if r["outcome"] in ("skipped", "error")]
     for r in odd:
         lines.append(
