@@ -16,6 +16,15 @@ from typing import Any
 import tf_support_schemas as schemas
 
 from .archive import DEFAULT_LIMITS, Limits, read_members
+from .emulator.selectors import (
+    EQUALS,
+    IN,
+    FieldSelector,
+    LabelSelector,
+    parse_field_selector,
+    parse_label_selector,
+)
+from .emulator.selectors import _lookup as field_value  # what FieldSelector compares
 from .errors import BundleError, ExitCode
 from .leaks import Leak, scan
 
@@ -77,6 +86,59 @@ def ref(obj: dict[str, Any]) -> str:
     )
 
 
+class _ObjectIndex:
+    """The objects of one resource, in (namespace, name) order, indexed by namespace, by
+    label (key, value) and, on first use, by the value of a selector field. A query starts
+    from the smallest matching bucket and applies the whole selector to that bucket only."""
+
+    def __init__(self, items: list[dict[str, Any]]) -> None:
+        self.items = items
+        self._pos = {id(o): i for i, o in enumerate(items)}
+        self._by_ns: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        self._by_label: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+        self._by_field: dict[str, dict[str, list[dict[str, Any]]]] = {}
+        for obj in items:
+            meta = obj["metadata"]
+            self._by_ns[meta.get("namespace")].append(obj)
+            for key, value in (meta.get("labels") or {}).items():
+                self._by_label[(key, value)].append(obj)
+
+    def select(
+        self, namespace: str | None, labels: LabelSelector | None, fields: FieldSelector | None
+    ) -> list[dict[str, Any]]:
+        buckets = [self._by_ns.get(namespace, [])] if namespace is not None else []
+        for req in labels.requirements if labels else ():
+            if req.operator in (EQUALS, IN):
+                buckets.append(
+                    self._union([self._by_label.get((req.key, v), []) for v in req.values])
+                )
+        for freq in fields.requirements if fields else ():
+            if freq.operator == "=":
+                buckets.append(self._field(freq.field).get(freq.value, []))
+        base = min(buckets, key=len) if buckets else self.items
+        return [
+            o
+            for o in base
+            if (namespace is None or o["metadata"].get("namespace") == namespace)
+            and (labels is None or labels.matches(o["metadata"].get("labels") or {}))
+            and (fields is None or fields.matches(o))
+        ]
+
+    def _union(self, lists: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
+        if len(lists) == 1:
+            return lists[0]
+        merged = {id(o): o for chunk in lists for o in chunk}
+        return sorted(merged.values(), key=lambda o: self._pos[id(o)])
+
+    def _field(self, path: str) -> dict[str, list[dict[str, Any]]]:
+        index = self._by_field.get(path)
+        if index is None:
+            index = self._by_field[path] = defaultdict(list)
+            for obj in self.items:
+                index[field_value(obj, path)].append(obj)
+        return index
+
+
 class Bundle:
     """One bundle, read and validated; every accessor is a lookup in an index."""
 
@@ -92,6 +154,11 @@ class Bundle:
         self._exec: dict[tuple[str, str, str, str], ExecOutput] = {}
         self._documents: dict[str, tuple[Any, str, str]] = {}  # helm, metrics
         self._by_id = {a["id"]: a for a in self.artifacts}
+        self._indexes: dict[tuple[str, str], _ObjectIndex] = {}
+        self._queries: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+        self._coverage: dict[tuple[str, str, str | None], Coverage] = {}
+        self._object_artifacts: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+        self._exec_by_pod: dict[tuple[str, str, str], list[ExecOutput]] = defaultdict(list)
         self._index()
 
     # ------------------------------------------------------------------ loading
@@ -147,10 +214,19 @@ class Bundle:
                 self._index_exec(art)
             elif art["type"] in ("helm", "metrics"):
                 self._index_document(art)
-        for items in self._objects.values():
+        for art in self.artifacts:
+            if art["type"] == "objects":
+                self._object_artifacts[(art.get("resource"), art.get("group", ""))].append(art)
+        for key, items in self._objects.items():
             items.sort(
                 key=lambda o: (o["metadata"].get("namespace", ""), o["metadata"].get("name", ""))
             )
+            self._indexes[key] = _ObjectIndex(items)
+        for found in self._events.values():
+            found.sort(key=_event_time)
+        for (ns, pod, _, check), out in sorted(self._exec.items()):
+            self._exec_by_pod[(ns, pod, check)].append(out)
+        self._whole_logs = [self._logs[k] for k in sorted(self._logs, key=str) if k[4] is None]
 
     def _index_objects(self, art: dict[str, Any], path: str) -> None:
         try:
@@ -238,19 +314,25 @@ class Bundle:
         labels: str | None = None,
         fields: str | None = None,
     ) -> list[dict[str, Any]]:
-        """Objects of a resource; `labels`/`fields` use Kubernetes selector syntax."""
-        from .emulator.selectors import parse_field_selector, parse_label_selector
+        """Objects of a resource; `labels`/`fields` use Kubernetes selector syntax.
 
-        items = self._objects.get((group, resource), [])
-        if namespace is not None:
-            items = [o for o in items if o["metadata"].get("namespace") == namespace]
-        if labels:
-            sel = parse_label_selector(labels)
-            items = [o for o in items if sel.matches(o["metadata"].get("labels") or {})]
-        if fields:
-            fsel = parse_field_selector(fields)
-            items = [o for o in items if fsel.matches(o)]
-        return items
+        Answers come from the resource's index and are remembered per query: rules ask the
+        same questions for every subject."""
+        key = (resource, group, namespace, labels or None, fields or None)
+        found = self._queries.get(key)
+        if found is None:
+            index = self._indexes.get((group, resource))
+            found = (
+                index.select(
+                    namespace,
+                    parse_label_selector(labels) if labels else None,
+                    parse_field_selector(fields) if fields else None,
+                )
+                if index
+                else []
+            )
+            self._queries[key] = found
+        return list(found)
 
     def get(self, kind: str, name: str, namespace: str = "") -> dict[str, Any] | None:
         return self._by_kind_name.get((kind, namespace, name))
@@ -260,7 +342,7 @@ class Bundle:
         found = self._events.get(
             (obj.get("kind", ""), meta.get("namespace", ""), meta.get("name", "")), []
         )
-        return sorted(found, key=_event_time)
+        return list(found)  # sorted by time once, at load
 
     def log(
         self,
@@ -274,7 +356,7 @@ class Bundle:
 
     def logs(self) -> list[Log]:
         """Every whole log (filtered reads excluded)."""
-        return [self._logs[k] for k in sorted(self._logs, key=str) if k[4] is None]
+        return list(self._whole_logs)
 
     def exec_output(
         self, namespace: str, pod: str, container: str, check: str
@@ -283,11 +365,7 @@ class Bundle:
 
     def exec_outputs(self, namespace: str, pod: str, check: str) -> list[ExecOutput]:
         """Outputs of one check in any container of a pod."""
-        return [
-            v
-            for (ns, p, _, c), v in sorted(self._exec.items())
-            if (ns, p, c) == (namespace, pod, check)
-        ]
+        return list(self._exec_by_pod.get((namespace, pod, check), []))
 
     def document(self, kind: str) -> tuple[Any, str, str]:
         """(data, status, message) of the Helm release projection or the metrics answer."""
@@ -300,13 +378,16 @@ class Bundle:
 
     def coverage(self, resource: str, *, group: str = "", namespace: str | None = None) -> Coverage:
         """Was `resource` (in `namespace`, or everywhere) collected? The reason if not."""
+        key = (resource, group, namespace)
+        if key not in self._coverage:
+            self._coverage[key] = self._coverage_of(resource, group, namespace)
+        return self._coverage[key]
+
+    def _coverage_of(self, resource: str, group: str, namespace: str | None) -> Coverage:
         relevant = [
             a
-            for a in self.artifacts
-            if a["type"] == "objects"
-            and a.get("resource") == resource
-            and a.get("group", "") == group
-            and (namespace is None or a.get("namespace") in (None, namespace))
+            for a in self._object_artifacts.get((resource, group), [])
+            if namespace is None or a.get("namespace") in (None, namespace)
         ]
         good = [a for a in relevant if a["status"] in OK_STATUSES]
         if good:

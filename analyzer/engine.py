@@ -141,7 +141,8 @@ def analyze(bundle: Bundle, rules: list[Rule]) -> Analysis:
         "version": bundle.manifest["tensorfusion"].get("version") or "",
         "installed": bundle.manifest["tensorfusion"].get("installed"),
     }
-    results = [evaluate(rule, bundle, tf) for rule in rules]
+    envs = Environments()
+    results = [evaluate(rule, bundle, tf, envs) for rule in rules]
     findings = [f for r in results for f in r.findings]
     return Analysis(
         bundle=summary(bundle),
@@ -167,7 +168,9 @@ def summary(bundle: Bundle) -> dict[str, Any]:
     }
 
 
-def evaluate(rule: Rule, bundle: Bundle, tf: dict[str, Any]) -> RuleResult:
+def evaluate(
+    rule: Rule, bundle: Bundle, tf: dict[str, Any], envs: Environments | None = None
+) -> RuleResult:
     result = RuleResult(rule.id, rule.manual, rule.severity, rule.section, "passed")
     scope = Scope(bundle)
     try:
@@ -176,14 +179,12 @@ def evaluate(rule: Rule, bundle: Bundle, tf: dict[str, Any]) -> RuleResult:
     except _Unavailable as exc:
         result.outcome, result.reason = "skipped", str(exc)
         return result
+    env = (envs or Environments()).get(rule, {"tf": tf, **shared}, subjects)
     gaps: list[str] = []
     errors: list[str] = []
-    for subject in subjects:
+    for index, subject in enumerate(subjects):
         try:
-            env = {"tf": tf, **shared}
-            if rule.subject:
-                env[rule.subject] = subject
-            env.update(_subject_bindings(rule, bundle, subject))
+            env.bind(index, _subject_bindings(rule, bundle, subject))
             finding = _evaluate_one(rule, env, subject)
         except _Unavailable as exc:
             gaps.append(str(exc))
@@ -201,6 +202,106 @@ def evaluate(rule: Rule, bundle: Bundle, tf: dict[str, Any]) -> RuleResult:
     elif gaps:
         result.outcome, result.reason = "skipped", "; ".join(sorted(set(gaps))[:3])
     return result
+
+
+_SUBJECTS = "__subjects"
+_INDEX = "__index"
+_OWN = "__own_"
+
+
+class Env:
+    """One CEL context for the rules that share the same data.
+
+    Converting a Python value to CEL costs in proportion to its size (about a millisecond for a
+    pod), and adding a variable to a context discards everything it converted. So the data
+    every subject shares (all nodes, all GPUs) and the subjects themselves are added once;
+    what is a subject's own (its events, logs, exec output) and which subject is current come
+    through the context's resolver. The resolver converts a value at each place an expression
+    names it, so each expression is run wrapped in one-element comprehensions that name each
+    such value once and bind it to the rule's name for it (see `_wrapped`).
+    """
+
+    def __init__(self, shared: dict[str, Any], subjects: list[dict[str, Any] | None]) -> None:
+        self.shared = shared
+        self.subjects = subjects
+        self.context = cel.Context()
+        for name, value in shared.items():
+            self.context.add_variable(name, value)
+        self.context.add_variable(_SUBJECTS, [s if s is not None else {} for s in subjects])
+        for fname, function in CEL_FUNCTIONS.items():
+            self.context.add_function(fname, function)
+        self._current: dict[str, Any] = {}
+        self.context.set_variable_resolver(self._current.get)
+        self.subject_name: str | None = None
+        self.own_names: frozenset[str] = frozenset()
+
+    def bind(self, index: int, own: dict[str, Any]) -> None:
+        self._current.clear()
+        self._current[_INDEX] = index
+        for name, value in own.items():
+            self._current[_OWN + name] = value
+        self.own_names = frozenset(own)
+
+    def __getitem__(self, name: str) -> Any:
+        if name == self.subject_name:
+            return self.subjects[self._current[_INDEX]]
+        if name in self.own_names:
+            return self._current[_OWN + name]
+        return self.shared[name]
+
+    def run(self, expr: Expr) -> Any:
+        program = _wrapped(expr, self.subject_name, self.own_names)
+        try:
+            return program.execute(self.context)
+        except RuleEvalError:
+            raise
+        except Exception as exc:  # the CEL runtime raises several builtin types
+            raise RuleEvalError(f"{expr.where}: {type(exc).__name__}: {exc}") from exc
+
+
+@functools.lru_cache(maxsize=4096)
+def _compile_wrapped(source: str, subject: str | None, own: tuple[str, ...]) -> Any:
+    text = f"({source})"
+    for name in own:
+        text = f"[{_OWN}{name}].map({name}, {text})[0]"
+    if subject:
+        text = f"[{_SUBJECTS}[{_INDEX}]].map({subject}, {text})[0]"
+    return cel.compile(text)
+
+
+def _wrapped(expr: Expr, subject: str | None, own: frozenset[str]) -> Any:
+    """`expr` with the subject and its own data each named once (see Env)."""
+    names = expr.names()
+    used_own = tuple(sorted(n for n in own if n in names))
+    used_subject = subject if subject in names else None
+    if not used_own and used_subject is None:
+        return expr.program
+    return _compile_wrapped(expr.source, used_subject, used_own)
+
+
+class Environments:
+    """CEL contexts of one analysis, one per distinct set of shared data and subjects: rules
+    that bind the same objects (every node, every GPU, every pod) share one conversion."""
+
+    def __init__(self) -> None:
+        self._envs: dict[str, Env] = {}
+
+    def get(self, rule: Rule, shared: dict[str, Any], subjects: list[dict[str, Any] | None]) -> Env:
+        key = repr(
+            (
+                sorted((name, _spec_key(rule.bindings.get(name))) for name in shared),
+                _spec_key({k: v for k, v in (rule.for_each or {}).items() if k != "as"}),
+            )
+        )
+        env = self._envs.get(key)
+        if env is None:
+            env = self._envs[key] = Env(shared, subjects)
+        env.subject_name = rule.subject
+        return env
+
+
+def _spec_key(spec: dict[str, Any] | None) -> str:
+    return repr(sorted((spec or {}).items()))
 
 
 def _subject_ref(subject: dict[str, Any] | None) -> str:
@@ -317,38 +418,21 @@ def _log_lines(bundle: Bundle, pod: dict[str, Any], spec: dict[str, Any]) -> lis
     return lines
 
 
-def _run(expr: Expr, env: dict[str, Any]) -> Any:
-    ctx = cel.Context()
-    for name in expr.names():
-        if name in env:
-            ctx.add_variable(name, env[name])
-    for fname in expr.names() & CEL_FUNCTIONS.keys():
-        ctx.add_function(fname, CEL_FUNCTIONS[fname])
-    try:
-        return expr.program.execute(ctx)
-    except RuleEvalError:
-        raise
-    except Exception as exc:  # the CEL runtime raises several builtin types
-        raise RuleEvalError(f"{expr.where}: {type(exc).__name__}: {exc}") from exc
-
-
-def _evaluate_one(
-    rule: Rule, env: dict[str, Any], subject: dict[str, Any] | None
-) -> Finding | None:
-    fired = _run(rule.when, env)
+def _evaluate_one(rule: Rule, env: Env, subject: dict[str, Any] | None) -> Finding | None:
+    fired = env.run(rule.when)
     if not isinstance(fired, bool):
         raise RuleEvalError(f"when: must be true or false, got {type(fired).__name__}")
     if not fired:
         return None
     evidence: list[str] = []
     for expr in rule.evidence:
-        value = _run(expr, env)
+        value = env.run(expr)
         items = value if isinstance(value, list) else [value]
         for item in items:
             text = str(item) if item is not None else ""
             if text and text not in evidence:  # the same line in current and previous logs
                 evidence.append(text)
-    values = {name: _plain(_run(expr, env)) for name, expr in rule.vars.items()}
+    values = {name: _plain(env.run(expr)) for name, expr in rule.vars.items()}
     meta = (subject or {}).get("metadata", {})
     context = {
         **values,

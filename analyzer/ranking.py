@@ -7,6 +7,8 @@ of it; everything else is a root. Roots are ordered by severity, then rule id, t
 
 from __future__ import annotations
 
+from collections import defaultdict
+
 from .results import Finding
 
 
@@ -19,23 +21,39 @@ def _causes(finding: Finding, candidate: Finding) -> bool:
 
 def rank(findings: list[Finding]) -> list[Finding]:
     ordered = sorted(findings, key=Finding.sort_key)
+    # Who could cause what, by the manual key or section a finding names: each finding looks
+    # only at the findings its consequence_of names, in rank order, and takes the first.
+    providers: dict[str, list[int]] = defaultdict(list)
+    for pos, candidate in enumerate(ordered):
+        for name in sorted(set(candidate.manual) | {candidate.section}):
+            providers[name].append(pos)
     roots: list[Finding] = []
     nested: list[Finding] = []
     for finding in ordered:
-        causes = [c for c in ordered if _causes(finding, c)]
+        positions = sorted({p for link in finding.consequence_of for p in providers.get(link, ())})
         # A cause that is itself caused by this finding would make a cycle: treat as root.
-        causes = [c for c in causes if not _causes(c, finding)]
-        if causes:
-            finding.caused_by = causes[0].id
+        cause = next(
+            (
+                ordered[p]
+                for p in positions
+                if _causes(finding, ordered[p]) and not _causes(ordered[p], finding)
+            ),
+            None,
+        )
+        if cause is not None:
+            finding.caused_by = cause.id
             nested.append(finding)
         else:
             roots.append(finding)
     by_id = {r.id: r for r in roots}
+    first: dict[str, Finding] = {}
+    for f in ordered:
+        first.setdefault(f.id, f)
     for finding in nested:
         root = by_id.get(finding.caused_by or "")
         if root is None:
             # Its cause is itself a consequence: hang it under that chain's root.
-            parent = next(f for f in ordered if f.id == finding.caused_by)
+            parent = first[finding.caused_by or ""]
             root = by_id.get(parent.caused_by or "")
         if root is None:
             finding.caused_by = None
