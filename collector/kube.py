@@ -25,6 +25,7 @@ from kubernetes.config.config_exception import ConfigException
 from .errors import ConfigError
 
 MAX_RETRY_AFTER = 10.0  # seconds we are willing to wait for one 429
+MAX_ANSWER_BYTES = 256 * 1024 * 1024  # one answer; the analyzer refuses bigger members too
 
 
 @dataclass(frozen=True)
@@ -189,7 +190,7 @@ class Kube:
                 resp = api.call_api(
                     method, url, headers, payload, post, _request_timeout=self.timeout
                 )
-                data = resp.read()
+                data = self._body(resp.response, path)
             except (urllib3.exceptions.ReadTimeoutError, urllib3.exceptions.TimeoutError) as exc:
                 raise CallFailed("timeout", f"no answer within {self.timeout:g}s") from exc
             except (urllib3.exceptions.HTTPError, OSError) as exc:
@@ -203,6 +204,28 @@ class Kube:
                 time.sleep(_retry_delay(resp.getheader("Retry-After"), attempt))
                 continue
             raise _failure(resp.status, resp.reason, data)
+
+    def _body(self, raw: urllib3.BaseHTTPResponse, path: str) -> bytes:
+        """The whole answer, within the request timeout and MAX_ANSWER_BYTES: the read timeout
+        alone never ends an answer that keeps trickling (a log stream that never stops)."""
+        deadline = time.monotonic() + self.timeout
+        chunks, total = [], 0
+        try:
+            for chunk in raw.stream(256 * 1024):
+                chunks.append(chunk)
+                total += len(chunk)
+                if total > MAX_ANSWER_BYTES:
+                    raise CallFailed(
+                        "error", f"the answer for {path} is over {MAX_ANSWER_BYTES >> 20} MiB"
+                    )
+                if time.monotonic() > deadline:
+                    raise CallFailed("timeout", f"the answer did not end within {self.timeout:g}s")
+        except CallFailed:
+            raw.close()  # the rest is never read: this connection cannot be reused
+            raise
+        finally:
+            raw.release_conn()
+        return b"".join(chunks)
 
     def get_json(self, path: str, query: list[tuple[str, str]] | None = None) -> dict[str, Any]:
         raw = self.get_raw(path, query)

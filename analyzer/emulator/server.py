@@ -193,6 +193,8 @@ class Fault:
     # cluster-scoped ones included (a user bound by RoleBindings only). Discovery and the
     # self-reviews stay allowed, as they are for every authenticated user.
     outside: tuple[str, ...] | None = None
+    # How the answer breaks (see BREAKS); the request is otherwise answered for real.
+    breaks: str | None = None
     hits: int = 0
 
     def matches(self, req: Target) -> bool:
@@ -245,7 +247,10 @@ class Faults:
         hang: bool = False,
         message: str | None = None,
         outside: tuple[str, ...] | None = None,
+        breaks: str | None = None,
     ) -> Fault:
+        if breaks is not None and breaks not in BREAKS:
+            raise ValueError(f"breaks must be one of {', '.join(BREAKS)}")
         fault = Fault(
             resource,
             verb,
@@ -258,6 +263,7 @@ class Faults:
             hang,
             message,
             outside,
+            breaks,
         )
         with self._lock:
             self._faults.append(fault)
@@ -352,6 +358,7 @@ class Response:
     body: bytes
     content_type: str = JSON
     headers: dict[str, str] = field(default_factory=dict)
+    breaks: str | None = None  # a fault: how sending this answer goes wrong
 
     @classmethod
     def json(cls, code: int, obj: Any, content_type: str = JSON, **headers: str) -> Response:
@@ -446,6 +453,9 @@ class _View:
     by_ident: dict[tuple[str, str], dict[str, Any]]
 
 
+# Answers that go wrong on the wire: the connection reset before any byte, a 200 whose JSON
+# is cut and garbled, half a body and then silence, a body that never ends (chunked).
+BREAKS = ("reset", "malformed", "stall", "endless")
 _SELF_REVIEWS = frozenset({"selfsubjectaccessreviews", "selfsubjectrulesreviews"})
 _NONE: list[dict[str, Any]] = []  # one empty list, so its id is stable in view tokens
 _EVENT_VIEWS = {
@@ -532,6 +542,7 @@ class Emulator:
         self._stopping.set()
         if self._thread is not None or self._foreground:
             self._httpd.shutdown()
+        self._httpd.drop_connections()
         if self._thread is not None:
             self._thread.join(timeout=5)
             self._thread = None
@@ -607,6 +618,11 @@ class Emulator:
                 return None
             if fault.status is not None:
                 raise self._fault_error(fault, target)
+            if fault.breaks is not None:
+                answer = handler()
+                if isinstance(answer, Response):
+                    return replace(answer, breaks=fault.breaks)
+                return answer
         return handler()
 
     def _fault_error(self, fault: Fault, target: Target) -> ApiError:
@@ -1380,6 +1396,29 @@ class _HTTPServer(ThreadingHTTPServer):
     allow_reuse_address = True
     emulator: Emulator
 
+    def server_activate(self) -> None:
+        self.open_connections: set[socket.socket] = set()
+        self.connections_lock = threading.Lock()
+        super().server_activate()
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        with self.connections_lock:
+            self.open_connections.add(request)
+        super().process_request(request, client_address)
+
+    def shutdown_request(self, request: Any) -> None:
+        with self.connections_lock:
+            self.open_connections.discard(request)
+        super().shutdown_request(request)
+
+    def drop_connections(self) -> None:
+        """Cut every kept-alive connection: a stopped server is gone, not half there."""
+        with self.connections_lock:
+            conns = list(self.open_connections)
+        for conn in conns:
+            with contextlib.suppress(OSError):
+                conn.shutdown(socket.SHUT_RDWR)
+
     def handle_error(self, request: Any, client_address: Any) -> None:
         # A client that goes away mid-answer is normal here; stay quiet unless verbose.
         if self.emulator.verbose:
@@ -1430,14 +1469,53 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True  # the connection is the WebSocket's from here on
             _ExecStream(self, resp, self.server.emulator._stopping).play()
             return
+        if resp.breaks is not None:
+            self._broken(resp)
+            return
+        self._head(resp, len(resp.body))
+        self.wfile.write(resp.body)
+
+    def _head(self, resp: Response, length: int | None) -> None:
         self.send_response(resp.code)
         self.send_header("Content-Type", resp.content_type)
-        self.send_header("Content-Length", str(len(resp.body)))
+        if length is None:
+            self.send_header("Transfer-Encoding", "chunked")
+        else:
+            self.send_header("Content-Length", str(length))
         self.send_header("Cache-Control", "no-cache, private")
         for key, value in resp.headers.items():
             self.send_header(key, value)
         self.end_headers()
-        self.wfile.write(resp.body)
+
+    def _broken(self, resp: Response) -> None:
+        self.close_connection = True
+        stopping = self.server.emulator._stopping
+        if resp.breaks == "reset":
+            # Linger 0: close() sends RST, as a crashed proxy or server would.
+            self.connection.setsockopt(
+                socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0)
+            )
+            return
+        if resp.breaks == "malformed":
+            body = resp.body[: len(resp.body) // 2] + b"\x00<html>502 Bad Gateway"
+            self._head(resp, len(body))
+            self.wfile.write(body)
+            return
+        if resp.breaks == "stall":
+            self._head(resp, len(resp.body) + 1)
+            self.wfile.write(resp.body[: len(resp.body) // 2])
+            self.wfile.flush()
+            stopping.wait(HANG_SECONDS)
+            return
+        # endless: the answer repeated for ever, until the client goes away or we stop.
+        self._head(resp, None)
+        chunk = (resp.body or b"x\n") * max(1, 65536 // max(1, len(resp.body)))
+        frame = f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n"
+        with contextlib.suppress(OSError):
+            while not stopping.is_set():
+                self.wfile.write(frame)
+                self.wfile.flush()
+                stopping.wait(0.002)
 
 
 class _ExecStream:

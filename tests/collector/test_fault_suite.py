@@ -1,0 +1,158 @@
+"""tf-collect under injected faults, randomized over seeded runs.
+
+Every run must finish within its overall timeout, write a valid bundle, record each injected
+fault with the status it deserves, and collect everything else exactly as a clean run does.
+TF_FAULT_SEEDS=N runs more seeds (CI runs a handful).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from bundlekit import pseudonymise
+from scenariokit import SAMPLE_ENV, SAMPLES, tf_collect
+
+from analyzer.bundle import Bundle
+from analyzer.emulator.scenario import load_scenario
+from analyzer.emulator.server import Emulator
+
+NS = "tensor-fusion-sys"
+SEEDS = int(os.environ.get("TF_FAULT_SEEDS", "10"))
+OVERALL_TIMEOUT = 60
+# Lists that feed nothing else in the run (pod lists choose the later steps' targets).
+LISTED = ("nodes", "gpus", "gpunodes", "gpupools", "configmaps", "deployments", "events")
+# fault -> (emulator fault arguments, the artifact status it must leave)
+KINDS: dict[str, tuple[dict[str, Any], str]] = {
+    "403": ({"status": 403}, "forbidden"),
+    "404": ({"status": 404}, "not_found"),
+    "409": ({"status": 409}, "error"),
+    "500": ({"status": 500}, "error"),
+    "503": ({"status": 503}, "error"),
+    "429-once": ({"status": 429, "retry_after": 1, "count": 1}, "ok"),  # retried, then fine
+    "reset": ({"breaks": "reset"}, "error"),
+    "stall": ({"breaks": "stall"}, "timeout"),
+    "malformed": ({"breaks": "malformed"}, "error"),
+}
+LOG_KINDS = ("403", "500", "reset", "stall", "endless")
+KINDS["endless"] = ({"breaks": "endless"}, "timeout")
+
+
+def _statuses(bundle: Bundle) -> dict[str, str]:
+    return {a["id"]: a["status"] for a in bundle.manifest["artifacts"]}
+
+
+def _collect(emu: Emulator, out: Path) -> tuple[int, float, str, dict[str, str]]:
+    """Run tf-collect with the samples' key; also the original -> placeholder map."""
+    kubeconfig = emu.write_kubeconfig(out.parent / "kubeconfig")
+    map_file = out.parent / "map.json"
+    t0 = time.monotonic()
+    proc = tf_collect(
+        "--kubeconfig", str(kubeconfig), "-o", str(out), "--request-timeout", "1.5",
+        "--timeout", str(OVERALL_TIMEOUT), "--redaction-map", str(map_file),
+        timeout=OVERALL_TIMEOUT + 60, env=SAMPLE_ENV,
+    )  # fmt: skip
+    mapping = json.loads(map_file.read_text())["map"] if map_file.exists() else {}
+    return proc.returncode, time.monotonic() - t0, proc.stderr, mapping
+
+
+@pytest.fixture(scope="module")
+def clean(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    out = tmp_path_factory.mktemp("clean") / "b.tar.zst"
+    with Emulator(load_scenario(SAMPLES / "healthy")) as emu:
+        code, _, stderr, _ = _collect(emu, out)
+    assert code == 0, stderr
+    return _statuses(Bundle.open(out))
+
+
+def _affected(art: dict[str, Any], target: tuple[str, str, str | None]) -> bool:
+    verb, resource, name = target
+    if verb == "log":
+        return art["type"] == "log" and art.get("pod") == name
+    return art["type"] == "objects" and art.get("resource") == resource
+
+
+@pytest.mark.parametrize("seed", range(SEEDS))
+def test_random_faults(seed: int, clean: dict[str, str], tmp_path: Path) -> None:
+    rng = random.Random(seed)
+    data = load_scenario(SAMPLES / "healthy")
+    log_pods = sorted(
+        key.pod for key in data.logs if key.namespace == NS and not key.previous
+    )
+    targets: list[tuple[tuple[str, str, str | None], str]] = []
+    list_kinds = sorted(KINDS.keys() - {"endless"})
+    # The first fault of run N cycles through every kind, so a few seeds cover them all.
+    for i, resource in enumerate(rng.sample(LISTED, 3)):
+        kind = list_kinds[seed % len(list_kinds)] if i == 0 else rng.choice(list_kinds)
+        targets.append((("list", resource, None), kind))
+    targets.append((("log", "pods", rng.choice(log_pods)), LOG_KINDS[seed % len(LOG_KINDS)]))
+    with Emulator(data) as emu:
+        for (verb, resource, name), kind in targets:
+            emu.faults.add(resource=resource, verb=verb, name=name, **KINDS[kind][0])
+        out = tmp_path / "b.tar.zst"
+        code, took, stderr, mapping = _collect(emu, out)
+    assert "Traceback" not in stderr
+    assert took < OVERALL_TIMEOUT + 10, f"took {took:.1f}s"
+    assert code in (0, 3), stderr
+    bundle = Bundle.open(out)  # valid: the reader checks the manifest against its schema
+    arts = bundle.manifest["artifacts"]
+    hit: set[str] = set()
+    for target, kind in targets:
+        verb, resource, name = target
+        seen = (verb, resource, pseudonymise(name, mapping) if name else None)
+        affected = [a for a in arts if _affected(a, seen)]
+        assert affected, f"seed {seed}: no artifact for {target}"
+        for art in affected:
+            want = KINDS[kind][1]
+            if want == "ok":
+                assert art["status"] == clean[art["id"]], (seed, kind, art)
+            else:
+                assert art["status"] == want, (seed, kind, art)
+                assert art["message"], art
+            hit.add(art["id"])
+    # Everything not faulted is collected as in a clean run.
+    for art in arts:
+        if art["id"] not in hit and art["id"] in clean:
+            assert art["status"] == clean[art["id"]], (seed, art)
+    assert {a["id"] for a in arts} >= set(clean) - {
+        a for a in clean if a.startswith("log:") and any(t[0][0] == "log" for t in targets)
+    }
+    assert (code == 3) == any(
+        a["status"] in ("forbidden", "timeout", "error") for a in arts
+    ), stderr
+
+
+def test_api_server_going_away_mid_run(tmp_path: Path) -> None:
+    data = load_scenario(SAMPLES / "healthy")
+    emu = Emulator(data).start()
+    # Slow answers, so the run is surely under way when the server goes.
+    emu.faults.latency = 0.2
+    kubeconfig = emu.write_kubeconfig(tmp_path / "kubeconfig")
+    out = tmp_path / "b.tar.zst"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "collector", "--kubeconfig", str(kubeconfig), "-o", str(out),
+         "--request-timeout", "2", "--concurrency", "2"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    deadline = time.monotonic() + 30
+    while emu.requests < 6 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    emu.stop()
+    _, stderr = proc.communicate(timeout=120)
+    assert "Traceback" not in stderr
+    # It got /version, so this is a partial collection: a bundle with every later call
+    # recorded as failed, never a crash.
+    assert proc.returncode == 3, stderr
+    arts = Bundle.open(out).manifest["artifacts"]
+    failed = [a for a in arts if a["status"] not in ("ok", "truncated", "not_found")]
+    assert failed
+    for art in failed:
+        assert art["status"] in ("error", "timeout"), art
+        assert art["message"].startswith(("connection failed", "no answer within")), art
