@@ -9,7 +9,7 @@ alignment), so a report shows the manual's baseline commands as the user would h
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -20,6 +20,7 @@ from .emulator.tables import build_table, jsonpath_first
 _MIN_WIDTH = 6
 _PADDING = 3
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+_PLAIN_PATH = re.compile(r"^(\.[A-Za-z0-9_-]+)+$")
 
 
 def escape_terminal(text: str) -> str:
@@ -103,14 +104,31 @@ def custom_columns(
     spec: Sequence[tuple[str, str]], objects: list[dict[str, Any]]
 ) -> dict[str, Any]:
     """`kubectl get -o custom-columns=NAME:.path,...` of the objects."""
+    getters = [_getter(path) for _, path in spec]
     rows = []
     for obj in objects:
         cells = []
-        for _, path in spec:
-            found, value = jsonpath_first(obj, path)
+        for get in getters:
+            found, value = get(obj)
             cells.append("<none>" if not found else escape_terminal(go_sprint(value)))
         rows.append(cells)
     return {"columns": [name for name, _ in spec], "rows": rows}
+
+
+def _getter(path: str) -> Callable[[Any], tuple[bool, Any]]:
+    """A plain `.a.b.c` path walked directly; anything else through the JSONPath subset."""
+    if not _PLAIN_PATH.match(path):
+        return lambda obj: jsonpath_first(obj, path)
+    keys = path.split(".")[1:]
+
+    def get(obj: Any) -> tuple[bool, Any]:
+        for key in keys:
+            if not isinstance(obj, dict) or key not in obj:
+                return False, None
+            obj = obj[key]
+        return True, obj
+
+    return get
 
 
 def table_text(table: dict[str, Any]) -> str:

@@ -50,6 +50,8 @@ LINK_REASONS = (
     "not_collected",
 )
 MAX_WARNINGS = 500
+# A kubectl view shows its first rows (kubectl's order); the total says how many there were.
+MAX_TABLE_ROWS = 500
 MESSAGE_CHARS = 1000
 
 
@@ -124,7 +126,8 @@ def kubectl_views(bundle: Bundle, now: datetime) -> list[dict[str, Any]]:
         tf["stderr"] = tf["stderr"][:1]  # kubectl stops at the first unknown type
         found = []
     for rtype, items in found:
-        tf["tables"].append(get_table(rtype, items, now=now, with_kind=len(found) > 1))
+        table = get_table(rtype, items[:MAX_TABLE_ROWS], now=now, with_kind=len(found) > 1)
+        tf["tables"].append({**table, "rows_total": len(items)})
     if not found and not tf["stderr"] and not tf["not_collected"]:
         tf["stderr"].append("No resources found")
 
@@ -132,7 +135,10 @@ def kubectl_views(bundle: Bundle, now: datetime) -> list[dict[str, Any]]:
     if not _not_collected(bundle, pods, "pods", "", ns):
         items = bundle.objects("pods", namespace=ns)
         if items:
-            pods["tables"].append(get_table(_rtype(bundle, "pods", ""), items, now=now, wide=True))
+            table = get_table(
+                _rtype(bundle, "pods", ""), items[:MAX_TABLE_ROWS], now=now, wide=True
+            )
+            pods["tables"].append({**table, "rows_total": len(items)})
         else:
             pods["stderr"].append(f"No resources found in {ns} namespace.")
 
@@ -141,8 +147,9 @@ def kubectl_views(bundle: Bundle, now: datetime) -> list[dict[str, Any]]:
     if not _not_collected(bundle, gpus, "gpus", TF):
         items = bundle.objects("gpus", group=TF)
         if items:
+            table = custom_columns(GPU_COLUMNS, items[:MAX_TABLE_ROWS])
             gpus["tables"].append(
-                {"resource": "gpus.tensor-fusion.ai", **custom_columns(GPU_COLUMNS, items)}
+                {"resource": "gpus.tensor-fusion.ai", **table, "rows_total": len(items)}
             )
         else:
             gpus["stderr"].append("No resources found")

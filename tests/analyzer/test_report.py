@@ -237,6 +237,7 @@ def _inflate(
         view = big["views"]["kubectl"][1]
         row = view["tables"][0]["rows"][0]
         view["tables"][0]["rows"] = [[f"pod-{i}", *row[1:]] for i in range(pods)]
+        view["tables"][0]["rows_total"] = pods
     big["collection_gaps"] += [
         {
             "artifact": f"a{i}",

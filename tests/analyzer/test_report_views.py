@@ -51,6 +51,15 @@ def test_baseline_views_print_what_kubectl_prints(sample: str, tmp_path: Path) -
         assert text in (kubectl_output(before[i]), kubectl_output(after[i])), before[i]["command"]
 
 
+def test_big_tables_keep_their_first_rows_and_the_total(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(views, "MAX_TABLE_ROWS", 2)
+    items = [gpu(f"gpu-{i}", "n1") for i in range(5)]
+    bundle = Bundle.open(make_bundle(tmp_path / "b.tar.zst", objects={(TF, "gpus"): items}))
+    columns = views.kubectl_views(bundle, NOW)[2]["tables"][0]
+    assert [row[0] for row in columns["rows"]] == ["gpu-0", "gpu-1"]
+    assert columns["rows_total"] == 5
+
+
 def test_ages_count_from_the_collection_not_from_today() -> None:
     bundle = Bundle.open(SAMPLES / "hypervisor-crashloop-recreate.tar.zst")
     pods = views.build_views(bundle)["kubectl"][1]
