@@ -1,3 +1,3 @@
-from collector.cli import main
+from collector.entry import main
 
 main()

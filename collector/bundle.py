@@ -13,8 +13,10 @@ import json
 import os
 import re
 import shutil
+import signal
 import tarfile
 import tempfile
+import threading
 from collections import Counter
 from datetime import datetime
 from pathlib import Path
@@ -116,6 +118,7 @@ class BundleWriter:
         self._members: set[str] = set()
         self._names: dict[str, str] = {}  # member as asked -> member as written (redacted)
         self._tmp: Path | None = None
+        self.committed = False  # the bundle is complete at final_path
 
     @property
     def members(self) -> list[str]:
@@ -199,13 +202,30 @@ class BundleWriter:
                             _add(tar, member, fh, mtime)
                 raw.flush()
                 os.fsync(raw.fileno())
-            os.replace(self._tmp, self.final_path)
-            self._tmp = None
+            shutil.rmtree(self._staging, ignore_errors=True)
+            self._commit()
         except OSError as exc:
             raise OutputError(f"cannot write {self.final_path}: {exc.strerror or exc}") from exc
         finally:
-            self.abort()
+            if not self.committed:
+                self.abort()
         return self.final_path
+
+    def _commit(self) -> None:
+        # The one step that makes the bundle exist. Ctrl-C is held back across it, so that
+        # "committed" is true exactly when the file is at its final path.
+        blocked = {signal.SIGINT, signal.SIGTERM}
+        masked = threading.current_thread() is threading.main_thread()
+        if masked:
+            signal.pthread_sigmask(signal.SIG_BLOCK, blocked)
+        try:
+            assert self._tmp is not None
+            os.replace(self._tmp, self.final_path)
+            self._tmp = None
+            self.committed = True
+        finally:
+            if masked:
+                signal.pthread_sigmask(signal.SIG_UNBLOCK, blocked)
 
     def abort(self) -> None:
         """Remove everything staged; safe to call more than once."""

@@ -15,6 +15,7 @@ import click
 
 from . import __version__
 from .budget import parse_size
+from .entry import terminate
 from .errors import CollectError, ExitCode
 from .plan import coverage, default_plan, describe
 from .progress import make_progress
@@ -196,7 +197,7 @@ def _print_plan(opts: CollectOptions) -> None:
 
 def _run(opts: CollectOptions) -> int:
     # SIGTERM means the same as Ctrl-C: stop now, leave nothing behind.
-    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+    signal.signal(signal.SIGTERM, terminate)
     progress = make_progress(sys.stderr)
     try:
         with progress:
@@ -207,7 +208,7 @@ def _run(opts: CollectOptions) -> int:
     except CollectError as exc:
         click.echo(f"tf-collect: {exc}", err=True)
         return int(exc.exit_code)
-    _summary(result)
+    _summary(result)  # interrupts are ignored from the moment the bundle exists
     return int(ExitCode.PARTIAL if result.failed else ExitCode.OK)
 
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import os
 import re
+import signal
+import threading
 import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
@@ -142,9 +144,16 @@ def collect(opts: CollectOptions, progress: ProgressFn | None = None) -> Collect
         run.execute(default_plan(with_exec=opts.exec, with_metrics=opts.metrics))
         manifest = run.manifest(created, conn.context, time.monotonic() - started)
         path = writer.finish(manifest)
+    except KeyboardInterrupt:
+        if not writer.committed:
+            writer.abort()
+            raise
+        # The signal came as the bundle went into place: it is complete, so it stands.
+        path = writer.final_path
     except BaseException:
         writer.abort()
         raise
+    ignore_interrupts()
     if opts.redaction_map is not None:
         write_map(opts.redaction_map, redactor, path)
     return CollectResult(
@@ -156,6 +165,14 @@ def collect(opts: CollectOptions, progress: ProgressFn | None = None) -> Collect
         redaction=redactor.summary(),
         max_size=opts.max_size,
     )
+
+
+def ignore_interrupts() -> None:
+    """Once the bundle exists, Ctrl-C/SIGTERM cannot take it back: what is left (the map,
+    the summary, exiting) runs to its end, and the exit code tells the truth."""
+    if threading.current_thread() is threading.main_thread():
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, signal.SIG_IGN)
 
 
 Job = Callable[[], None]

@@ -1,0 +1,81 @@
+"""Whatever happens to the run or the disk, nothing half-written is left at the output path."""
+
+from __future__ import annotations
+
+import random
+import resource
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from scenariokit import SAMPLES, tf_collect
+
+from analyzer.emulator.scenario import load_scenario
+from analyzer.emulator.server import Emulator
+
+
+@pytest.fixture(scope="module")
+def emulator(tmp_path_factory: pytest.TempPathFactory):
+    with Emulator(load_scenario(SAMPLES / "healthy")) as emu:
+        emu.kubeconfig = emu.write_kubeconfig(tmp_path_factory.mktemp("kube") / "config")
+        emu.faults.latency = 0.05  # a run of a couple of seconds, to interrupt anywhere in it
+        yield emu
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_interrupt_at_a_random_point(emulator: Emulator, tmp_path: Path, seed: int) -> None:
+    rng = random.Random(seed)
+    sig = rng.choice([signal.SIGINT, signal.SIGTERM])
+    delay = rng.uniform(0.3, 2.5)  # from before the first request to the archive being written
+    out = tmp_path / "out"
+    out.mkdir()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "collector", "--kubeconfig", str(emulator.kubeconfig),
+         "-o", str(out / "b.tar.zst")],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    time.sleep(delay)
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=30)
+    assert "Traceback" not in err
+    if proc.returncode == 0:
+        # Finished before the signal: then the bundle is complete, and alone.
+        assert [p.name for p in out.iterdir()] == ["b.tar.zst"], (delay, err)
+    else:
+        assert proc.returncode == 130, (delay, err)
+        assert list(out.iterdir()) == [], delay  # no bundle, no staging dir, no temp file
+        assert err.strip().splitlines()[-1] == "tf-collect: interrupted; no bundle was written"
+
+
+def _small_disk(limit: int):
+    # RLIMIT_FSIZE makes a write past `limit` bytes fail with EFBIG, like a full disk
+    # (Python ignores SIGXFSZ, so the process sees the error instead of dying).
+    return lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+
+@pytest.mark.parametrize("limit", [2_000, 20_000])
+def test_disk_full_is_a_clear_error_and_leaves_nothing(
+    emulator: Emulator, tmp_path: Path, limit: int
+) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    proc = subprocess.run(
+        [sys.executable, "-m", "collector", "--kubeconfig", str(emulator.kubeconfig),
+         "-o", str(out / "b.tar.zst")],
+        capture_output=True, text=True, timeout=120, preexec_fn=_small_disk(limit),
+    )  # fmt: skip
+    assert proc.returncode == 6, proc.stderr
+    assert "Traceback" not in proc.stderr
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.startswith("tf-collect: cannot write") and "too large" in last.lower(), last
+    assert list(out.iterdir()) == []
+
+
+def test_output_path_that_is_a_directory(emulator: Emulator, tmp_path: Path) -> None:
+    proc = tf_collect("--kubeconfig", str(emulator.kubeconfig), "-o", str(tmp_path))
+    assert proc.returncode == 2  # a bad option, refused before anything runs
+    assert f"'{tmp_path}' is a directory" in proc.stderr
+    assert list(tmp_path.iterdir()) == []
