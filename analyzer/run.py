@@ -44,7 +44,7 @@ def run_analysis(opts: AnalyzeOptions) -> AnalyzeResult:
     rules = load_rules(opts.rules_dir)  # invalid rules fail before the bundle is read
     bundle = Bundle.open(opts.bundle, opts.limits)
     analysis = analyze(bundle, rules)
-    report = build_report(analysis, opts.lang)
+    report = build_report(analysis, opts.lang, bundle=bundle)
     rendered = render(report, opts.fmt) if opts.fmt else None
     written = None
     if rendered is not None and opts.output is not None:
