@@ -23,6 +23,8 @@ def cluster_from_bundle(bundle: Bundle) -> ClusterData:
     for art in bundle.artifacts:
         if art["type"] != "objects" or "resource" not in art:
             continue
+        if art["status"] == "not_found":
+            continue  # the API said there is no such resource: neither do we
         key = (art.get("group", ""), art["resource"])
         if key not in data.types:
             # A resource the bundle holds but whose CRD it did not collect: serve it plainly.

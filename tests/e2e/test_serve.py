@@ -6,6 +6,8 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -15,24 +17,15 @@ KUBECTL = "/usr/bin/kubectl"
 NS = "tensor-fusion-sys"
 
 
-@pytest.fixture(scope="module")
-def served(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("serve")
+@contextmanager
+def serving(sample: str, tmp: Path) -> Iterator[Path]:
+    """`tf-analyze <sample> --serve` running; yields its kubeconfig."""
     kubeconfig = tmp / "kubeconfig"
     proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "analyzer",
-            str(SAMPLES / "controller-bad-config.tar.zst"),
-            "--serve",
-            "--kubeconfig-out",
-            str(kubeconfig),
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+        [sys.executable, "-m", "analyzer", str(SAMPLES / f"{sample}.tar.zst"), "--serve",
+         "--kubeconfig-out", str(kubeconfig)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
     deadline = time.monotonic() + 30
     while not kubeconfig.exists() and time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.05)
@@ -41,6 +34,12 @@ def served(tmp_path_factory):
     proc.send_signal(signal.SIGINT)
     proc.wait(timeout=10)
     assert proc.returncode == 0
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    with serving("controller-bad-config", tmp_path_factory.mktemp("serve")) as kubeconfig:
+        yield kubeconfig
 
 
 def kubectl(kubeconfig: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -106,3 +105,13 @@ def test_writes_are_refused(served: Path) -> None:
     proc = kubectl(served, "delete", "pod", "-n", NS, "anything")
     assert proc.returncode != 0
     assert "405" in proc.stderr or "MethodNotAllowed" in proc.stderr or "not allowed" in proc.stderr
+
+
+def test_resources_the_cluster_did_not_have_are_not_made_up(tmp_path: Path) -> None:
+    # Collected where TensorFusion was never installed: the API answered 404 for its types,
+    # and kubectl over the bundle must say the same, not "No resources found".
+    with serving("baseline-tf-not-installed", tmp_path) as kubeconfig:
+        proc = kubectl(kubeconfig, "get", "gpupools")
+        assert proc.returncode != 0
+        assert 'the server doesn\'t have a resource type "gpupools"' in proc.stderr
+        assert kubectl(kubeconfig, "get", "nodes").returncode == 0
