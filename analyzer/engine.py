@@ -141,8 +141,12 @@ def analyze(bundle: Bundle, rules: list[Rule]) -> Analysis:
         "version": bundle.manifest["tensorfusion"].get("version") or "",
         "installed": bundle.manifest["tensorfusion"].get("installed"),
     }
+    # Rules that share data run one after another, so one converted context is alive at a time.
     envs = Environments()
-    results = [evaluate(rule, bundle, tf, envs) for rule in rules]
+    first = _first_use(rules)
+    order = sorted(range(len(rules)), key=lambda i: (first[env_key(rules[i])], i))
+    evaluated = {i: evaluate(rules[i], bundle, tf, envs) for i in order}
+    results = [evaluated[i] for i in range(len(rules))]
     findings = [f for r in results for f in r.findings]
     return Analysis(
         bundle=summary(bundle),
@@ -280,24 +284,39 @@ def _wrapped(expr: Expr, subject: str | None, own: frozenset[str]) -> Any:
 
 
 class Environments:
-    """CEL contexts of one analysis, one per distinct set of shared data and subjects: rules
-    that bind the same objects (every node, every GPU, every pod) share one conversion."""
+    """The CEL context of the data the current rule shares with others: rules that bind the
+    same objects (every node, every GPU, every pod) reuse one conversion. Only the latest is
+    kept (a context holds its own copy of every object it was given)."""
 
     def __init__(self) -> None:
-        self._envs: dict[str, Env] = {}
+        self._key: str | None = None
+        self._env: Env | None = None
 
     def get(self, rule: Rule, shared: dict[str, Any], subjects: list[dict[str, Any] | None]) -> Env:
-        key = repr(
-            (
-                sorted((name, _spec_key(rule.bindings.get(name))) for name in shared),
-                _spec_key({k: v for k, v in (rule.for_each or {}).items() if k != "as"}),
-            )
-        )
-        env = self._envs.get(key)
-        if env is None:
-            env = self._envs[key] = Env(shared, subjects)
-        env.subject_name = rule.subject
-        return env
+        key = env_key(rule)
+        if self._env is None or key != self._key:
+            self._env = None  # free the old context before converting the new one
+            self._key, self._env = key, Env(shared, subjects)
+        self._env.subject_name = rule.subject
+        return self._env
+
+
+def env_key(rule: Rule) -> str:
+    """Rules with the same key see the same shared data and subjects."""
+    shared = sorted(
+        (name, _spec_key(spec))
+        for name, spec in rule.bindings.items()
+        if "objects" in spec or "helm" in spec or "metrics" in spec
+    )
+    subjects = _spec_key({k: v for k, v in (rule.for_each or {}).items() if k != "as"})
+    return repr((shared, subjects))
+
+
+def _first_use(rules: list[Rule]) -> dict[str, int]:
+    first: dict[str, int] = {}
+    for i, rule in enumerate(rules):
+        first.setdefault(env_key(rule), i)
+    return first
 
 
 def _spec_key(spec: dict[str, Any] | None) -> str:
