@@ -170,12 +170,7 @@ class Bundle:
             raise BundleError(
                 f"{path}: no manifest.json: not a tf-collect bundle", ExitCode.MANIFEST
             )
-        try:
-            manifest = json.loads(raw)
-        except ValueError as exc:
-            raise BundleError(
-                f"{path}: manifest.json is not valid JSON ({exc})", ExitCode.MANIFEST
-            ) from exc
+        manifest = parse_json(raw, f"{path}: manifest.json")
         if not isinstance(manifest, dict):
             raise BundleError(f"{path}: manifest.json is not a JSON object", ExitCode.MANIFEST)
         version = manifest.get("format_version")
@@ -229,12 +224,7 @@ class Bundle:
         self._whole_logs = [self._logs[k] for k in sorted(self._logs, key=str) if k[4] is None]
 
     def _index_objects(self, art: dict[str, Any], path: str) -> None:
-        try:
-            listing = json.loads(self._member(path))
-        except ValueError as exc:
-            raise BundleError(
-                f"{self.source}: {path} is not valid JSON ({exc})", ExitCode.MANIFEST
-            ) from exc
+        listing = parse_json(self._member(path), f"{self.source}: {path}")
         items = listing.get("items") if isinstance(listing, dict) else None
         if not isinstance(items, list):
             raise BundleError(f"{self.source}: {path} is not a Kubernetes List", ExitCode.MANIFEST)
@@ -272,12 +262,7 @@ class Bundle:
     def _index_document(self, art: dict[str, Any]) -> None:
         data = None
         if art["status"] in OK_STATUSES and art.get("paths"):
-            try:
-                data = json.loads(self._member(art["paths"][0]))
-            except ValueError as exc:
-                raise BundleError(
-                    f"{self.source}: {art['paths'][0]} is not valid JSON ({exc})", ExitCode.MANIFEST
-                ) from exc
+            data = parse_json(self._member(art["paths"][0]), f"{self.source}: {art['paths'][0]}")
         self._documents[art["type"]] = (data, art["status"], art.get("message", ""))
 
     def _index_exec(self, art: dict[str, Any]) -> None:
@@ -418,3 +403,16 @@ def _display(resource: str, group: str) -> str:
 
 def _event_time(ev: dict[str, Any]) -> str:
     return str(ev.get("lastTimestamp") or ev.get("eventTime") or ev.get("firstTimestamp") or "")
+
+
+def parse_json(raw: bytes, what: str) -> Any:
+    """A member's JSON, or a BundleError naming it. Nesting deeper than the parser's recursion
+    limit is refused like any other invalid JSON (a hostile bundle, never a traceback)."""
+    try:
+        return json.loads(raw)
+    except RecursionError:
+        raise BundleError(
+            f"{what} is nested too deeply to be a bundle member", ExitCode.MANIFEST
+        ) from None
+    except ValueError as exc:
+        raise BundleError(f"{what} is not valid JSON ({exc})", ExitCode.MANIFEST) from exc
