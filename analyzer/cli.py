@@ -45,6 +45,12 @@ from .terminal import summary_lines
     help="Exit 1 when a finding is at least this severe (for CI).",
 )
 @click.option(
+    "--baseline",
+    type=click.Path(path_type=Path),
+    help="An earlier bundle of the same cluster: the report says which findings were fixed, "
+    "are new, or remain.",
+)
+@click.option(
     "--serve", is_flag=True, help="Serve the bundle as a read-only Kubernetes API for kubectl."
 )
 @click.option(
@@ -66,6 +72,7 @@ def main(
     lang: str | None,
     rules_dir: Path | None,
     fail_on: str | None,
+    baseline: Path | None,
     serve: bool,
     port: int,
     kubeconfig_out: Path | None,
@@ -93,6 +100,7 @@ def main(
             lang=lang or default_lang(),
             rules_dir=rules_dir,
             fail_on=fail_on,
+            baseline=baseline,
         )
         result = run_analysis(opts)
     except AnalyzerError as exc:

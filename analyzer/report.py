@@ -12,6 +12,7 @@ import hashlib
 import json
 from functools import cache
 from importlib import resources
+from pathlib import PurePath
 from typing import Any
 
 import jinja2
@@ -21,6 +22,7 @@ import tf_support_schemas as schemas
 
 from . import __version__
 from .bundle import Bundle
+from .comparison import compare
 from .i18n import STRINGS, Strings
 from .manual import load_manual
 from .markdown import fit_markdown, md_cell, md_code, md_fence, md_text
@@ -32,8 +34,15 @@ from .views import LINKS, build_views
 FORMATS = ("md", "html", "json")
 
 
-def build_report(analysis: Analysis, lang: str, *, bundle: Bundle | None = None) -> dict[str, Any]:
-    """The report of `analysis`; with the `bundle` it was made from, also the cluster views."""
+def build_report(
+    analysis: Analysis,
+    lang: str,
+    *,
+    bundle: Bundle | None = None,
+    baseline: Analysis | None = None,
+) -> dict[str, Any]:
+    """The report of `analysis`; with the `bundle` it was made from, also the cluster views;
+    with the analysis of an earlier `baseline` bundle, which findings were fixed, new, remain."""
     manual = load_manual()
     findings = []
     for root in analysis.roots:
@@ -50,7 +59,8 @@ def build_report(analysis: Analysis, lang: str, *, bundle: Bundle | None = None)
         "report_version": 1,
         "tool": {"name": "tf-analyze", "version": __version__},
         "lang": lang,
-        "bundle": analysis.bundle,
+        # The file name only: the same bundle gives the same report from any directory.
+        "bundle": {**analysis.bundle, "source": PurePath(analysis.bundle["source"]).name},
         "summary": {
             "root_causes": len(analysis.roots),
             "consequences": sum(len(r.children) for r in analysis.roots),
@@ -74,6 +84,8 @@ def build_report(analysis: Analysis, lang: str, *, bundle: Bundle | None = None)
         "possible_secrets": analysis.possible_secrets,
         "views": views,
     }
+    if baseline is not None:
+        report["comparison"] = compare(analysis, baseline, lang)
     problems = schemas.errors("report", report)
     if problems:  # a bug in this module, not in the bundle
         raise AssertionError("report does not match its schema: " + "; ".join(problems[:3]))

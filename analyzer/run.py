@@ -11,7 +11,7 @@ from typing import Any
 from .archive import Limits
 from .bundle import Bundle
 from .engine import analyze
-from .errors import OutputError
+from .errors import BundleError, OutputError
 from .report import build_report, render
 from .results import Analysis, severity_rank
 from .rules import load_rules
@@ -25,6 +25,7 @@ class AnalyzeOptions:
     lang: str = "en"
     rules_dir: Path | None = None
     fail_on: str | None = None  # critical | error | warning
+    baseline: Path | None = None  # an earlier bundle of the same cluster to compare with
     limits: Limits = field(default_factory=Limits)
 
 
@@ -43,13 +44,23 @@ class AnalyzeResult:
 def run_analysis(opts: AnalyzeOptions) -> AnalyzeResult:
     rules = load_rules(opts.rules_dir)  # invalid rules fail before the bundle is read
     bundle = Bundle.open(opts.bundle, opts.limits)
+    old = _open_baseline(opts.baseline, opts.limits) if opts.baseline is not None else None
     analysis = analyze(bundle, rules)
-    report = build_report(analysis, opts.lang, bundle=bundle)
+    earlier = analyze(old, rules) if old is not None else None
+    report = build_report(analysis, opts.lang, bundle=bundle, baseline=earlier)
     rendered = render(report, opts.fmt) if opts.fmt else None
     written = None
     if rendered is not None and opts.output is not None:
         written = write_atomic(opts.output, rendered)
     return AnalyzeResult(analysis, report, rendered, written)
+
+
+def _open_baseline(path: Path, limits: Limits) -> Bundle:
+    """The --baseline bundle; its errors are the main bundle's, with its exit code, saying so."""
+    try:
+        return Bundle.open(path, limits)
+    except BundleError as exc:
+        raise BundleError(f"baseline {exc}", exc.exit_code) from exc
 
 
 def write_atomic(path: Path, text: str) -> Path:
