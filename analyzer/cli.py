@@ -80,6 +80,8 @@ def main(
     """Analyze a TensorFusion support BUNDLE (.tar.zst or unpacked directory), offline."""
     try:
         if serve:
+            if baseline is not None:
+                raise click.UsageError("--baseline compares reports; it does not go with --serve")
             from .serve import serve_bundle
 
             serve_bundle(

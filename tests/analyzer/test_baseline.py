@@ -126,3 +126,9 @@ def test_a_bad_baseline_fails_like_a_bad_bundle_and_says_which(make, code, tmp_p
     assert as_baseline.stderr == as_bundle.stderr.replace("tf-analyze: ", "tf-analyze: baseline ")
     assert as_baseline.stderr.count("\n") == 1
     assert not (tmp_path / "r.json").exists()
+
+
+def test_baseline_does_not_go_with_serve(tmp_path: Path) -> None:
+    proc = tf_analyze(HEALTHY, "--serve", "--baseline", BAD_CONFIG, cwd=tmp_path)
+    assert proc.returncode == ExitCode.USAGE
+    assert "--baseline" in proc.stderr
