@@ -145,3 +145,34 @@ def original_of(text: str, mapping: dict[str, str]) -> str:
     for placeholder in sorted(reverse, key=len, reverse=True):
         text = text.replace(placeholder, reverse[placeholder])
     return text
+
+
+def operator_pod(name: str, last_reason: str | None, restarts: int = 4) -> dict:
+    """A TF controller pod whose last run ended with `last_reason` (None: healthy)."""
+    cs = {
+        "name": "controller",
+        "ready": last_reason is None,
+        "restartCount": restarts,
+        "state": {"running": {"startedAt": "2026-11-30T09:00:00Z"}},
+    }
+    if last_reason:
+        cs["lastState"] = {
+            "terminated": {
+                "reason": last_reason,
+                "exitCode": 137,
+                "finishedAt": "2026-11-30T08:59:00Z",
+            }
+        }
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": name,
+            "namespace": "tensor-fusion-sys",
+            "labels": {"tensor-fusion.ai/component": "operator"},
+        },
+        "spec": {
+            "containers": [{"name": "controller", "resources": {"limits": {"memory": "2Gi"}}}]
+        },
+        "status": {"phase": "Running", "containerStatuses": [cs]},
+    }

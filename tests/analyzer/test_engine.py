@@ -6,43 +6,13 @@ import json
 from pathlib import Path
 
 import yaml
-from bundlekit import make_bundle
+from bundlekit import make_bundle, operator_pod
 
 from analyzer.bundle import Bundle
 from analyzer.engine import analyze, quantity
 from analyzer.rules import default_rules_dir, load_rules
 
 NS = "tensor-fusion-sys"
-
-
-def operator_pod(name: str, last_reason: str | None, restarts: int = 4) -> dict:
-    cs = {
-        "name": "controller",
-        "ready": last_reason is None,
-        "restartCount": restarts,
-        "state": {"running": {"startedAt": "2026-11-30T09:00:00Z"}},
-    }
-    if last_reason:
-        cs["lastState"] = {
-            "terminated": {
-                "reason": last_reason,
-                "exitCode": 137,
-                "finishedAt": "2026-11-30T08:59:00Z",
-            }
-        }
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {
-            "name": name,
-            "namespace": NS,
-            "labels": {"tensor-fusion.ai/component": "operator"},
-        },
-        "spec": {
-            "containers": [{"name": "controller", "resources": {"limits": {"memory": "2Gi"}}}]
-        },
-        "status": {"phase": "Running", "containerStatuses": [cs]},
-    }
 
 
 def app_pod(name: str) -> dict:

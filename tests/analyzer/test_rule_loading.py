@@ -86,3 +86,59 @@ def test_shipped_rules_cite_real_manual_keys() -> None:
     }
     for rule in rules:
         assert set(rule.manual) <= set(manual.rows)
+
+
+def test_unsafe_yaml_tag_is_refused_at_load(tmp_path: Path) -> None:
+    # PyYAML's unsafe tags would run code; the safe loader refuses them.
+    good = yaml.safe_dump({k: v for k, v in GOOD.items() if k != "when"}, allow_unicode=True)
+    path = tmp_path / "controller-crash" / "oom-killed.yaml"
+    path.parent.mkdir(parents=True)
+    path.write_text(good + "when: !!python/object/apply:os.system ['touch /tmp/tf-pwned']\n")
+    with pytest.raises(RuleLoadError) as err:
+        load_rules(tmp_path)
+    assert "oom-killed.yaml" in str(err.value)
+    assert not Path("/tmp/tf-pwned").exists()
+
+
+HOSTILE = {
+    # CEL has no file, process or Python access: such functions do not exist.
+    "cel file access": {"when": 'open("/etc/hostname") != ""'},
+    "cel python escape": {"when": '__import__("os").system("touch /tmp/tf-pwned") == 0'},
+    # The Jinja sandbox refuses walks into Python internals.
+    "template internals": {
+        "title": {"en": "{{ object.__class__.__mro__[1].__subclasses__() }}", "zh": "t"}
+    },
+}
+
+
+@pytest.mark.parametrize("case", sorted(HOSTILE))
+def test_hostile_rule_is_refused_or_errors_and_the_run_goes_on(tmp_path: Path, case: str) -> None:
+    import shutil
+
+    from bundlekit import make_bundle, operator_pod
+
+    from analyzer.bundle import Bundle
+    from analyzer.engine import analyze
+
+    rules = _write(
+        tmp_path / "rules", {**GOOD, **HOSTILE[case]}, "controller-crash/crd-outdated.yaml"
+    )
+    bad = yaml.safe_load((rules / "controller-crash/crd-outdated.yaml").read_text())
+    bad.update(id="controller-crash/crd-outdated", manual=["controller-crash/crd-outdated"])
+    _write(rules, bad, "controller-crash/crd-outdated.yaml")
+    shutil.copy(
+        default_rules_dir() / "controller-crash" / "oom-killed.yaml", rules / "controller-crash"
+    )
+    bundle = make_bundle(
+        tmp_path / "b.tar.zst",
+        objects={("", "pods"): [operator_pod("tensor-fusion-sys-controller-1", "OOMKilled")]},
+    )
+    try:
+        loaded = load_rules(rules)
+    except RuleLoadError as exc:  # refused before anything ran: as good
+        assert "crd-outdated.yaml" in str(exc)
+        return
+    results = {r.rule_id: r for r in analyze(Bundle.open(bundle), loaded).results}
+    assert results["controller-crash/crd-outdated"].outcome == "error"
+    assert results["controller-crash/oom-killed"].outcome == "fired"  # the run went on
+    assert not Path("/tmp/tf-pwned").exists()
