@@ -115,3 +115,44 @@ def test_resources_the_cluster_did_not_have_are_not_made_up(tmp_path: Path) -> N
         assert proc.returncode != 0
         assert 'the server doesn\'t have a resource type "gpupools"' in proc.stderr
         assert kubectl(kubeconfig, "get", "nodes").returncode == 0
+
+
+def _server(kubeconfig: Path) -> str:
+    import yaml
+
+    return yaml.safe_load(kubeconfig.read_text())["clusters"][0]["cluster"]["server"]
+
+
+def test_serves_loopback_only_and_no_file_outside_the_bundle(served: Path) -> None:
+    import http.client
+    import socket
+    from urllib.parse import urlsplit
+
+    url = urlsplit(_server(served))
+    assert url.hostname == "127.0.0.1"
+    # Not reachable on the machine's outward address (the one a route to the world uses;
+    # connecting a UDP socket sends nothing).
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        probe.connect(("8.8.8.8", 9))
+        outward = probe.getsockname()[0]
+    assert not outward.startswith("127.")
+    with pytest.raises(OSError):
+        socket.create_connection((outward, url.port), timeout=2).close()
+    # Paths that try to leave the API answer like the API server, with nothing of the file.
+    for path in ("/../../../../etc/passwd", "/%2e%2e/%2e%2e/etc/passwd", "/etc/passwd",
+                 "/api/v1/namespaces/../../../../etc/passwd", "//etc/hostname"):  # fmt: skip
+        conn = http.client.HTTPConnection(url.hostname, url.port, timeout=5)
+        conn.request("GET", path)
+        resp = conn.getresponse()
+        body = resp.read()
+        conn.close()
+        assert resp.status == 404, (path, resp.status)
+        assert b"root:" not in body and socket.gethostname().encode() not in body, path
+    # Every write verb is refused.
+    for method in ("POST", "PUT", "PATCH", "DELETE"):
+        conn = http.client.HTTPConnection(url.hostname, url.port, timeout=5)
+        conn.request(method, f"/api/v1/namespaces/{NS}/pods/x", body=b"{}")
+        resp = conn.getresponse()
+        resp.read()
+        conn.close()
+        assert resp.status == 405, method
