@@ -7,7 +7,6 @@ these, whatever the archive claims to hold (caps: 256 MiB a member, 1 GiB in all
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import tarfile
@@ -118,17 +117,25 @@ def _link(name: str) -> tuple[tarfile.TarInfo, None]:
     return info, None
 
 
+# Measured by a small fresh interpreter around tf-analyze: a child forked straight from pytest
+# would count pytest's own pages in its peak RSS.
+_MEASURE = (
+    "import resource, subprocess, sys; "
+    "code = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL).returncode; "
+    "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, code)"
+)
+
+
 def _analyze(bundle: Path, out: Path) -> tuple[int, str, float, float]:
     """Exit code, stderr, seconds and peak RSS (MB) of one tf-analyze process."""
     t0 = time.monotonic()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "analyzer", str(bundle), "--format", "json", "-o", str(out)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    proc = subprocess.run(
+        [sys.executable, "-c", _MEASURE, sys.executable, "-m", "analyzer", str(bundle),
+         "--format", "json", "-o", str(out)],
+        capture_output=True, text=True, timeout=SECONDS * 2,
     )  # fmt: skip
-    stderr = proc.stderr.read().decode() if proc.stderr else ""
-    _, status, usage = os.wait4(proc.pid, 0)
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    return proc.returncode, stderr, time.monotonic() - t0, usage.ru_maxrss / 1024
+    rss_kb, code = proc.stdout.split()
+    return int(code), proc.stderr, time.monotonic() - t0, int(rss_kb) / 1024
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
