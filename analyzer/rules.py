@@ -6,13 +6,11 @@ rule stops the run with a message naming its file and field instead of failing l
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import cel
 import jinja2
 import yaml
 from jinja2 import meta as jinja_meta
@@ -20,7 +18,9 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 import tf_support_schemas as schemas
 
+from . import cel
 from .errors import RuleLoadError
+from .functions import FUNCTIONS
 from .manual import load_manual
 
 Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -28,8 +28,6 @@ LANGS = ("en", "zh")
 TEXT_FIELDS = ("title", "explanation", "fix")
 # Names every expression and template may use besides the rule's own.
 GLOBAL_NAMES = frozenset({"tf"})
-
-_MACRO_VAR = re.compile(r"\.(?:all|exists|exists_one|map|filter)\(\s*([A-Za-z_][A-Za-z0-9_]*)\s*,")
 
 TEMPLATES = ImmutableSandboxedEnvironment(
     undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=False
@@ -42,11 +40,7 @@ class Expr:
 
     where: str
     source: str
-    program: Any
-
-    def names(self) -> set[str]:
-        refs = self.program.references()
-        return set(refs.get("variables", [])) | set(refs.get("functions", []))
+    program: cel.Program
 
 
 @dataclass(frozen=True)
@@ -162,14 +156,11 @@ def load_rule(path: Path, root: Path) -> Rule:
 
 def _compile(rel: str, where: str, source: str, scope: set[str]) -> Expr:
     try:
-        program = cel.compile(source)
-    except (ValueError, RuntimeError) as exc:
+        program = cel.compile(source, FUNCTIONS)
+    except (cel.CelSyntaxError, cel.CelCompileError) as exc:
         raise RuleLoadError(f"{rel}: {where}: invalid CEL: {_first_line(exc)}") from exc
     expr = Expr(where=where, source=source, program=program)
-    refs = program.references()
-    # Macro iteration variables (`l` in `log.exists(l, ...)`) are listed as references too.
-    local = set(_MACRO_VAR.findall(source))
-    unknown = sorted(set(refs.get("variables", [])) - scope - local)
+    unknown = sorted(program.variables - scope)
     if unknown:
         raise RuleLoadError(f"{rel}: {where}: unknown name(s) {', '.join(unknown)}")
     return expr

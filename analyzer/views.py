@@ -23,7 +23,7 @@ from .emulator.builtin import BUILTIN_TYPES
 from .emulator.scenario import ScenarioError, crd_type
 from .emulator.selectors import SelectorError, parse_label_selector
 from .emulator.tables import parse_time, pod_summary
-from .engine import RuleEvalError, quantity
+from .functions import QuantityError, quantity
 from .printing import custom_columns, get_table
 
 TF = "tensor-fusion.ai"
@@ -328,7 +328,7 @@ def _amount(value: Any) -> int | float | None:
         return None
     try:
         amount = quantity(value)
-    except RuleEvalError:
+    except QuantityError:
         return None
     return int(amount) if amount.is_integer() else amount
 

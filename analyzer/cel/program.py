@@ -1,0 +1,425 @@
+"""A parsed CEL expression turned into nested Python closures that work on the bundle's own
+objects: no value is converted or copied to evaluate it, so a rule over 10,000 pods costs what
+its expression touches, not what the pods weigh.
+
+Errors follow CEL: `&&`, `||`, `all` and `exists` absorb an error when the other side
+decides the result (`true || error` is true); everything else passes the error on. A budget
+on the elements that comprehensions visit stops runaway expressions in user rules.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from . import runtime as rt
+from .runtime import CelError
+from .syntax import (
+    Binary,
+    Call,
+    Comprehension,
+    Conditional,
+    Ident,
+    Index,
+    ListExpr,
+    Literal,
+    MapExpr,
+    Node,
+    Select,
+    Unary,
+    parse,
+)
+
+BUDGET = 5_000_000  # comprehension elements one evaluation may visit
+MAX_TREE_DEPTH = 150  # operators nested in operators (`1 + 1 + ...`), within Python's stack
+_STEPS = "#steps"  # the budget left, kept with the comprehension variables (not a CEL name)
+
+# A compiled node: (variables, comprehension locals) -> value.
+Fn = Callable[[Mapping[str, Any], dict[str, Any]], Any]
+
+
+class CelCompileError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class Program:
+    source: str
+    variables: frozenset[str]  # free variables the expression reads
+    functions: frozenset[str]  # functions it calls
+    _fn: Fn
+
+    def run(self, variables: Mapping[str, Any], budget: int = BUDGET) -> Any:
+        """The value of the expression; CelError when it evaluates to an error."""
+        try:
+            return self._fn(variables, {_STEPS: budget})
+        except CelError:
+            raise
+        except RecursionError as exc:
+            raise CelError("expression too deeply nested to evaluate") from exc
+        except Exception as exc:  # a function given by the host failed
+            raise CelError(f"{type(exc).__name__}: {exc}") from exc
+
+
+def compile(source: str, functions: Mapping[str, Callable[..., Any]] | None = None) -> Program:
+    """Parse and check `source`; `functions` are the host's own global functions."""
+    tree = parse(source)
+    compiler = _Compiler(dict(functions or {}))
+    fn = compiler.node(tree, frozenset())
+    return Program(source, frozenset(compiler.variables), frozenset(compiler.called), fn)
+
+
+class _Compiler:
+    def __init__(self, functions: dict[str, Callable[..., Any]]) -> None:
+        self.host = functions
+        self.variables: set[str] = set()
+        self.called: set[str] = set()
+        self.depth = 0
+
+    def node(self, node: Node, scope: frozenset[str]) -> Fn:
+        self.depth += 1
+        if self.depth > MAX_TREE_DEPTH:
+            raise CelCompileError(f"expression nested deeper than {MAX_TREE_DEPTH} operations")
+        method = getattr(self, "_" + type(node).__name__.lower())
+        fn = method(node, scope)
+        self.depth -= 1
+        return fn
+
+    # -- leaves
+    def _literal(self, node: Literal, scope: frozenset[str]) -> Fn:
+        value = node.value
+        return lambda g, loc: value
+
+    def _ident(self, node: Ident, scope: frozenset[str]) -> Fn:
+        name = node.name.lstrip(".")
+        if node.name in scope:
+            return lambda g, loc: loc[name]
+        self.variables.add(name)
+
+        def variable(g: Mapping[str, Any], loc: dict[str, Any]) -> Any:
+            try:
+                return g[name]
+            except KeyError:
+                raise CelError(f"undeclared reference to {name!r}") from None
+
+        return variable
+
+    def _listexpr(self, node: ListExpr, scope: frozenset[str]) -> Fn:
+        items = [self.node(i, scope) for i in node.items]
+        if all(isinstance(i, Literal) for i in node.items):
+            const = [i.value for i in node.items]  # type: ignore[attr-defined]
+            return lambda g, loc: const
+        return lambda g, loc: [f(g, loc) for f in items]
+
+    def _mapexpr(self, node: MapExpr, scope: frozenset[str]) -> Fn:
+        entries = [(self.node(k, scope), self.node(v, scope)) for k, v in node.entries]
+
+        def mapping(g: Mapping[str, Any], loc: dict[str, Any]) -> Any:
+            out: dict[Any, Any] = {}
+            for kf, vf in entries:
+                key = kf(g, loc)
+                if type(key) not in (str, int, bool):
+                    raise CelError(f"unsupported map key type {rt.type_name(key)}")
+                if key in out:
+                    raise CelError(f"repeated map key {key!r}")
+                out[key] = vf(g, loc)
+            return out
+
+        return mapping
+
+    # -- access
+    def _select(self, node: Select, scope: frozenset[str]) -> Fn:
+        operand, field = self.node(node.operand, scope), node.field
+        if node.test_only:
+
+            def has(g: Mapping[str, Any], loc: dict[str, Any]) -> bool:
+                value = operand(g, loc)
+                if isinstance(value, dict):
+                    return field in value
+                raise CelError(f"has(): no field {field!r} on {rt.type_name(value)}")
+
+            return has
+
+        def select(g: Mapping[str, Any], loc: dict[str, Any]) -> Any:
+            value = operand(g, loc)
+            if isinstance(value, dict):
+                try:
+                    return value[field]
+                except KeyError:
+                    raise CelError(f"no such key: {field}") from None
+            raise CelError(f"no field {field!r} on {rt.type_name(value)}")
+
+        return select
+
+    def _index(self, node: Index, scope: frozenset[str]) -> Fn:
+        operand, index = self.node(node.operand, scope), self.node(node.index, scope)
+
+        def item(g: Mapping[str, Any], loc: dict[str, Any]) -> Any:
+            value, key = operand(g, loc), index(g, loc)
+            if isinstance(value, (list, tuple)):
+                if type(key) is float and key.is_integer():
+                    key = int(key)
+                if type(key) is not int:
+                    raise rt.no_overload("_[_]", value, key)
+                if not 0 <= key < len(value):
+                    raise CelError(f"index out of range: {key}")
+                return value[key]
+            if isinstance(value, dict):
+                if type(key) not in (str, int, bool, float):
+                    raise rt.no_overload("_[_]", value, key)
+                try:
+                    return value[key]
+                except KeyError:
+                    raise CelError(f"no such key: {key}") from None
+            raise rt.no_overload("_[_]", value, key)
+
+        return item
+
+    # -- calls
+    def _call(self, node: Call, scope: frozenset[str]) -> Fn:
+        args = [self.node(a, scope) for a in node.args]
+        name = node.function.lstrip(".")
+        if node.target is not None:
+            fn = rt.MEMBER.get(name)
+            if fn is None:
+                raise CelCompileError(f"undeclared function {name!r} (as x.{name}(...))")
+            self.called.add(name)
+            target = self.node(node.target, scope)
+            if len(args) == 0:
+                return lambda g, loc: fn(target(g, loc))
+            if len(args) == 1:
+                (a0,) = args
+                return lambda g, loc: fn(target(g, loc), a0(g, loc))
+            return lambda g, loc: fn(target(g, loc), *[a(g, loc) for a in args])
+        host = self.host.get(name)
+        fn = host or rt.GLOBAL.get(name)
+        if fn is None:
+            raise CelCompileError(f"undeclared function {name!r}")
+        self.called.add(name)
+        if host is None:
+            if len(args) == 1:
+                (a0,) = args
+                return lambda g, loc: fn(a0(g, loc))
+            return lambda g, loc: fn(*[a(g, loc) for a in args])
+
+        def host_call(g: Mapping[str, Any], loc: dict[str, Any]) -> Any:
+            values = [a(g, loc) for a in args]
+            try:
+                return fn(*values)
+            except CelError:
+                raise
+            except Exception as exc:  # the host's errors are CEL errors: || may absorb them
+                raise CelError(f"{name}(): {exc}") from exc
+
+        return host_call
+
+    # -- operators
+    def _unary(self, node: Unary, scope: frozenset[str]) -> Fn:
+        operand = self.node(node.operand, scope)
+        op = rt.logical_not if node.op == "!" else rt.negate
+        return lambda g, loc: op(operand(g, loc))
+
+    def _binary(self, node: Binary, scope: frozenset[str]) -> Fn:
+        left, right = self.node(node.left, scope), self.node(node.right, scope)
+        if node.op in ("&&", "||"):
+            return _logical(node.op, left, right)
+        if node.op == "==":
+            return lambda g, loc: rt.equal(left(g, loc), right(g, loc))
+        if node.op == "!=":
+            return lambda g, loc: not rt.equal(left(g, loc), right(g, loc))
+        if node.op in _ORDER:
+            return _ordering(node.op, left, right)
+        op = _ARITHMETIC[node.op]
+        return lambda g, loc: op(left(g, loc), right(g, loc))
+
+    def _conditional(self, node: Conditional, scope: frozenset[str]) -> Fn:
+        cond = self.node(node.condition, scope)
+        then, otherwise = self.node(node.then, scope), self.node(node.otherwise, scope)
+
+        def conditional(g: Mapping[str, Any], loc: dict[str, Any]) -> Any:
+            c = cond(g, loc)
+            if c is True:
+                return then(g, loc)
+            if c is False:
+                return otherwise(g, loc)
+            raise rt.no_overload("_?_:_", c)
+
+        return conditional
+
+    def _comprehension(self, node: Comprehension, scope: frozenset[str]) -> Fn:
+        over = self.node(node.range, scope)
+        inner = scope | {node.var}
+        pred = self.node(node.predicate, inner) if node.predicate is not None else None
+        transform = self.node(node.transform, inner) if node.transform is not None else None
+        return _COMPREHENSIONS[node.kind](node.var, over, pred, transform)
+
+
+_ORDER = {
+    "<": lambda c: c == -1,
+    "<=": lambda c: c in (-1, 0),
+    ">": lambda c: c == 1,
+    ">=": lambda c: c in (0, 1),
+}
+_ARITHMETIC: dict[str, Callable[[Any, Any], Any]] = {
+    "+": rt.add,
+    "-": rt.subtract,
+    "*": rt.multiply,
+    "/": rt.divide,
+    "%": rt.modulo,
+    "in": rt.contained,
+}
+
+
+def _ordering(op: str, left: Fn, right: Fn) -> Fn:
+    test = _ORDER[op]
+
+    def ordering(g: Mapping[str, Any], loc: dict[str, Any]) -> bool:
+        a, b = left(g, loc), right(g, loc)
+        ta = type(a)
+        if ta is type(b) and (ta is int or ta is str):  # the common case, exact
+            return bool(test((a > b) - (a < b)))
+        return bool(test(rt.compare(f"_{op}_", a, b)))
+
+    return ordering
+
+
+def _logical(op: str, left: Fn, right: Fn) -> Fn:
+    decisive = op == "||"  # the value of one side that decides the result
+
+    def logical(g: Mapping[str, Any], loc: dict[str, Any]) -> bool:
+        try:
+            a = left(g, loc)
+        except Exception as exc:
+            if _try(right, g, loc) is decisive:
+                return decisive
+            raise exc
+        if a is decisive:
+            return a
+        if a is (not decisive):
+            b = right(g, loc)
+            if b is True or b is False:
+                return b
+            raise rt.no_overload(f"_{op}_", a, b)
+        if _try(right, g, loc) is decisive:  # a is not a bool: an error unless b decides
+            return decisive
+        raise rt.no_overload(f"_{op}_", a)
+
+    return logical
+
+
+def _try(fn: Fn, g: Mapping[str, Any], loc: dict[str, Any]) -> Any:
+    try:
+        return fn(g, loc)
+    except Exception:
+        return None
+
+
+def _elements(value: Any, loc: dict[str, Any]) -> Any:
+    if isinstance(value, (list, tuple)):
+        items: Any = value
+    elif isinstance(value, dict):
+        items = list(value)
+    else:
+        raise CelError(f"cannot iterate over {rt.type_name(value)}")
+    left = loc[_STEPS] - len(items)
+    if left < 0:
+        raise CelError("evaluation budget exceeded (an expression visits too many elements)")
+    loc[_STEPS] = left
+    return items
+
+
+_UNSET = object()
+
+
+def _quantifier(all_: bool) -> Callable[..., Fn]:
+    decisive = not all_  # exists stops at true, all at false
+
+    def make(var: str, over: Fn, pred: Fn, _t: Fn | None) -> Fn:
+        def quantifier(g: Mapping[str, Any], loc: dict[str, Any]) -> bool:
+            items = _elements(over(g, loc), loc)
+            saved = loc.get(var, _UNSET)
+            error: Exception | None = None
+            try:
+                for item in items:
+                    loc[var] = item
+                    try:
+                        value = pred(g, loc)
+                    except Exception as exc:
+                        error = error or exc
+                        continue
+                    if value is decisive:
+                        return decisive
+                    if value is not (not decisive):
+                        error = error or rt.no_overload("predicate", value)
+            finally:
+                _restore(loc, var, saved)
+            if error is not None:
+                raise error
+            return not decisive
+
+        return quantifier
+
+    return make
+
+
+def _exists_one(var: str, over: Fn, pred: Fn, _t: Fn | None) -> Fn:
+    def exists_one(g: Mapping[str, Any], loc: dict[str, Any]) -> bool:
+        items = _elements(over(g, loc), loc)
+        saved = loc.get(var, _UNSET)
+        count = 0
+        try:
+            for item in items:
+                loc[var] = item
+                value = pred(g, loc)
+                if value is True:
+                    count += 1
+                elif value is not False:
+                    raise rt.no_overload("predicate", value)
+        finally:
+            _restore(loc, var, saved)
+        return count == 1
+
+    return exists_one
+
+
+def _map(var: str, over: Fn, pred: Fn | None, transform: Fn | None) -> Fn:
+    """map(x, t), map(x, p, t) and filter(x, p) (no transform: the element itself)."""
+
+    def mapped(g: Mapping[str, Any], loc: dict[str, Any]) -> list[Any]:
+        items = _elements(over(g, loc), loc)
+        saved = loc.get(var, _UNSET)
+        out = []
+        try:
+            for item in items:
+                loc[var] = item
+                if pred is not None:
+                    keep = pred(g, loc)
+                    if keep is False:
+                        continue
+                    if keep is not True:
+                        raise rt.no_overload("predicate", keep)
+                out.append(item if transform is None else transform(g, loc))
+        finally:
+            _restore(loc, var, saved)
+        return out
+
+    return mapped
+
+
+def _restore(loc: dict[str, Any], var: str, saved: Any) -> None:
+    if saved is _UNSET:
+        loc.pop(var, None)
+    else:
+        loc[var] = saved
+
+
+_COMPREHENSIONS: dict[str, Callable[..., Fn]] = {
+    "all": _quantifier(True),
+    "exists": _quantifier(False),
+    "exists_one": _exists_one,
+    "map": _map,
+    "filter": _map,
+}
+
+__all__ = ["BUDGET", "CelCompileError", "CelError", "Program", "compile"]

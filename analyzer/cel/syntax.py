@@ -1,0 +1,444 @@
+"""CEL source text to a syntax tree, following the grammar of the CEL specification
+(github.com/google/cel-spec, doc/langdef.md): literals, lists, maps, member access, calls,
+operators with CEL's precedence, the conditional, and the macros `has`, `all`, `exists`,
+`exists_one`, `map` and `filter`. Message construction (`Type{field: ...}`) is not supported:
+rules only ever see JSON data.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+MAX_DEPTH = 64  # nested brackets and calls; each level costs ~10 Python frames to parse
+MAX_SOURCE = 100_000
+
+
+class CelSyntaxError(ValueError):
+    pass
+
+
+# ------------------------------------------------------------------------ syntax tree
+
+
+@dataclass(frozen=True, slots=True)
+class Node:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class Literal(Node):
+    value: Any
+
+
+@dataclass(frozen=True, slots=True)
+class Ident(Node):
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class Select(Node):
+    operand: Node
+    field: str
+    test_only: bool = False  # has(a.b)
+
+
+@dataclass(frozen=True, slots=True)
+class Index(Node):
+    operand: Node
+    index: Node
+
+
+@dataclass(frozen=True, slots=True)
+class Call(Node):
+    function: str
+    target: Node | None
+    args: tuple[Node, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ListExpr(Node):
+    items: tuple[Node, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class MapExpr(Node):
+    entries: tuple[tuple[Node, Node], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Comprehension(Node):
+    """`range.kind(var, predicate)`, or `range.map(var, predicate, transform)`."""
+
+    kind: str  # all | exists | exists_one | map | filter
+    range: Node
+    var: str
+    predicate: Node | None
+    transform: Node | None
+
+
+@dataclass(frozen=True, slots=True)
+class Unary(Node):
+    op: str  # ! or -
+    operand: Node
+
+
+@dataclass(frozen=True, slots=True)
+class Binary(Node):
+    op: str  # && || == != < <= > >= in + - * / %
+    left: Node
+    right: Node
+
+
+@dataclass(frozen=True, slots=True)
+class Conditional(Node):
+    condition: Node
+    then: Node
+    otherwise: Node
+
+
+# ------------------------------------------------------------------------ lexer
+
+_TOKEN = re.compile(
+    r"""
+    (?P<ws>\s+|//[^\n]*)
+  | (?P<float>(?:\d+\.\d+(?:[eE][+-]?\d+)?|\d+[eE][+-]?\d+|\.\d+(?:[eE][+-]?\d+)?))
+  | (?P<hex>0[xX][0-9a-fA-F]+[uU]?)
+  | (?P<int>\d+[uU]?)
+  | (?P<string>(?:[rR][bB]?|[bB][rR]?)?(?:\"\"\"(?:\\.|[^\\])*?\"\"\"|'''(?:\\.|[^\\])*?'''
+               |"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*'))
+  | (?P<ident>[_a-zA-Z][_a-zA-Z0-9]*)
+  | (?P<op>&&|\|\||==|!=|<=|>=|[-+*/%!<>?:.,()\[\]{}])
+    """,
+    re.VERBOSE | re.DOTALL,
+)
+RESERVED = frozenset(
+    {"as", "break", "const", "continue", "else", "for", "function", "if", "import", "let"}
+    | {"loop", "package", "namespace", "return", "var", "void", "while"}
+)
+_ESCAPES = {
+    "a": "\a",
+    "b": "\b",
+    "f": "\f",
+    "n": "\n",
+    "r": "\r",
+    "t": "\t",
+    "v": "\v",
+    "\\": "\\",
+    "'": "'",
+    '"': '"',
+    "`": "`",
+    "?": "?",
+}
+_ESCAPE = re.compile(
+    r"\\(?:([abfnrtv\\'\"`?])|x([0-9a-fA-F]{2})|u([0-9a-fA-F]{4})"
+    r"|U([0-9a-fA-F]{8})|([0-3][0-7]{2})|(.))",
+    re.DOTALL,
+)
+INT64 = 2**63
+
+
+@dataclass(frozen=True, slots=True)
+class Token:
+    kind: str  # literal | ident | op | end
+    text: str
+    pos: int
+    value: Any = None
+
+
+def tokenize(source: str) -> list[Token]:
+    if len(source) > MAX_SOURCE:
+        raise CelSyntaxError(f"expression longer than {MAX_SOURCE} characters")
+    tokens: list[Token] = []
+    pos = 0
+    while pos < len(source):
+        m = _TOKEN.match(source, pos)
+        if not m:
+            raise CelSyntaxError(f"unexpected character {source[pos]!r} at {pos}")
+        kind, text = m.lastgroup, m.group()
+        if kind == "ws":
+            pass
+        elif kind == "ident":
+            if text in ("true", "false"):
+                tokens.append(Token("literal", text, pos, text == "true"))
+            elif text == "null":
+                tokens.append(Token("literal", text, pos, None))
+            elif text == "in":
+                tokens.append(Token("op", text, pos))
+            else:
+                tokens.append(Token("ident", text, pos))
+        elif kind == "op":
+            tokens.append(Token("op", text, pos))
+        else:
+            tokens.append(Token("literal", text, pos, _literal(kind or "", text, pos)))
+        pos = m.end()
+    tokens.append(Token("end", "", pos))
+    return tokens
+
+
+def _literal(kind: str, text: str, pos: int) -> Any:
+    if kind == "float":
+        return float(text)
+    if kind in ("int", "hex"):
+        unsigned = text[-1] in "uU"
+        digits = text[:-1] if unsigned else text
+        value = int(digits, 16 if kind == "hex" else 10)
+        # Unsigned literals are plain ints here; 2**63 itself is valid only negated.
+        if value > INT64 or (unsigned and value == INT64):
+            raise CelSyntaxError(f"integer literal out of range at {pos}: {text}")
+        return value
+    return _string(text, pos)
+
+
+def _string(text: str, pos: int) -> str | bytes:
+    prefix = ""
+    while text[0] in "rRbB":
+        prefix += text[0].lower()
+        text = text[1:]
+    quote = 3 if text[:3] in ('"""', "'''") else 1
+    body = text[quote:-quote]
+    raw, as_bytes = "r" in prefix, "b" in prefix
+    if not as_bytes:
+        return body if raw else _ESCAPE.sub(lambda m: _unescape(m, pos, False), body)
+    if raw:
+        return body.encode()
+    # In bytes literals \x and octal escapes name bytes; other characters are UTF-8.
+    out = bytearray()
+    last = 0
+    for m in _ESCAPE.finditer(body):
+        out += body[last : m.start()].encode()
+        hex2, octal = m.group(2), m.group(5)
+        if hex2 or octal:
+            out.append(int(hex2, 16) if hex2 else int(octal, 8))
+        else:
+            out += _unescape(m, pos, True).encode()
+        last = m.end()
+    out += body[last:].encode()
+    return bytes(out)
+
+
+def _unescape(m: re.Match[str], pos: int, as_bytes: bool) -> str:
+    simple, hex2, hex4, hex8, octal, bad = m.groups()
+    if simple:
+        return _ESCAPES[simple]
+    if bad is not None:
+        raise CelSyntaxError(f"invalid escape \\{bad} in string at {pos}")
+    if (hex4 or hex8) and as_bytes:
+        raise CelSyntaxError(f"\\u escape in a bytes literal at {pos}")
+    code = int(hex2 or hex4 or hex8, 16) if not octal else int(octal, 8)
+    if code > 0x10FFFF or 0xD800 <= code <= 0xDFFF:
+        raise CelSyntaxError(f"invalid code point in string at {pos}")
+    return chr(code)
+
+
+# ------------------------------------------------------------------------ parser
+
+_RELATIONS = ("==", "!=", "<", "<=", ">", ">=", "in")
+_MACROS = {"all": 2, "exists": 2, "exists_one": 2, "filter": 2}
+
+
+def parse(source: str) -> Node:
+    return _Parser(tokenize(source)).parse()
+
+
+class _Parser:
+    def __init__(self, tokens: list[Token]) -> None:
+        self.tokens = tokens
+        self.pos = 0
+        self.depth = 0
+
+    # -- helpers
+    def peek(self) -> Token:
+        return self.tokens[self.pos]
+
+    def next(self) -> Token:
+        tok = self.tokens[self.pos]
+        self.pos += 1
+        return tok
+
+    def at(self, *ops: str) -> bool:
+        tok = self.peek()
+        return tok.kind == "op" and tok.text in ops
+
+    def expect(self, op: str) -> Token:
+        tok = self.next()
+        if tok.kind != "op" or tok.text != op:
+            raise CelSyntaxError(f"expected {op!r} at {tok.pos}, found {_show(tok)}")
+        return tok
+
+    def parse(self) -> Node:
+        node = self.expr()
+        tok = self.peek()
+        if tok.kind != "end":
+            raise CelSyntaxError(f"unexpected {_show(tok)} at {tok.pos}")
+        return node
+
+    # -- grammar, loosest binding first
+    def expr(self) -> Node:
+        self.depth += 1
+        if self.depth > MAX_DEPTH:
+            raise CelSyntaxError(f"expression nested deeper than {MAX_DEPTH}")
+        node = self.logical("||", self.logical_and)
+        if self.at("?"):
+            self.next()
+            then = self.logical("||", self.logical_and)
+            self.expect(":")
+            node = Conditional(node, then, self.expr())
+        self.depth -= 1
+        return node
+
+    def logical(self, op: str, operand: Any) -> Node:
+        node = operand()
+        while self.at(op):
+            self.next()
+            node = Binary(op, node, operand())
+        return node
+
+    def logical_and(self) -> Node:
+        return self.logical("&&", self.relation)
+
+    def relation(self) -> Node:
+        node = self.addition()
+        while self.at(*_RELATIONS):
+            op = self.next().text
+            node = Binary(op, node, self.addition())
+        return node
+
+    def addition(self) -> Node:
+        node = self.multiplication()
+        while self.at("+", "-"):
+            op = self.next().text
+            node = Binary(op, node, self.multiplication())
+        return node
+
+    def multiplication(self) -> Node:
+        node = self.unary()
+        while self.at("*", "/", "%"):
+            op = self.next().text
+            node = Binary(op, node, self.unary())
+        return node
+
+    def unary(self) -> Node:
+        if self.at("!", "-"):
+            ops: list[str] = []
+            while self.at("!", "-"):
+                op = self.next().text
+                if ops and ops[-1] == op:  # `!!x` is x, `--x` is x, as in cel-go
+                    ops.pop()
+                else:
+                    ops.append(op)
+            if ops and ops[-1] == "-" and self.peek().kind == "literal" and _is_int(self.peek().value):
+                # -9223372036854775808 is a valid literal although its magnitude is not.
+                value = -self.next().value
+                node: Node = Literal(value)
+                ops.pop()
+            else:
+                node = self.member()
+            for op in reversed(ops):
+                node = Unary(op, node)
+            return node
+        node = self.member()
+        if isinstance(node, Literal) and _is_int(node.value) and node.value >= INT64:
+            raise CelSyntaxError("integer literal out of range")
+        return node
+
+    def member(self) -> Node:
+        node = self.primary()
+        while True:
+            if self.at("."):
+                self.next()
+                name = self.ident(field=True)
+                if self.at("("):
+                    node = self.call(name, node, self.arguments())
+                else:
+                    node = Select(node, name)
+            elif self.at("["):
+                self.next()
+                node = Index(node, self.expr())
+                self.expect("]")
+            elif self.at("{"):
+                raise CelSyntaxError(
+                    f"message construction is not supported (at {self.peek().pos})"
+                )
+            else:
+                return node
+
+    def primary(self) -> Node:
+        tok = self.next()
+        if tok.kind == "literal":
+            return Literal(tok.value)
+        if tok.kind == "ident" or (tok.kind == "op" and tok.text == "."):
+            name = tok.text if tok.kind == "ident" else "." + self.ident()
+            _check_ident(name, tok.pos)
+            if self.at("("):
+                return self.call(name, None, self.arguments())
+            return Ident(name)
+        if tok.kind == "op" and tok.text == "(":
+            node = self.expr()
+            self.expect(")")
+            return node
+        if tok.kind == "op" and tok.text == "[":
+            return ListExpr(tuple(self.sequence("]", self.expr)))
+        if tok.kind == "op" and tok.text == "{":
+            return MapExpr(tuple(self.sequence("}", self.entry)))
+        raise CelSyntaxError(f"unexpected {_show(tok)} at {tok.pos}")
+
+    def entry(self) -> tuple[Node, Node]:
+        key = self.expr()
+        self.expect(":")
+        return key, self.expr()
+
+    def sequence(self, close: str, item: Any) -> list[Any]:
+        items: list[Any] = []
+        while not self.at(close):
+            items.append(item())
+            if not self.at(","):
+                break
+            self.next()
+        self.expect(close)
+        return items
+
+    def arguments(self) -> list[Node]:
+        self.expect("(")
+        return self.sequence(")", self.expr)
+
+    def ident(self, field: bool = False) -> str:
+        tok = self.next()
+        if tok.kind != "ident":
+            raise CelSyntaxError(f"expected a name at {tok.pos}, found {_show(tok)}")
+        if not field:  # `metadata.namespace` is fine: only names may not be reserved words
+            _check_ident(tok.text, tok.pos)
+        return tok.text
+
+    def call(self, name: str, target: Node | None, args: list[Node]) -> Node:
+        if target is None and name == "has":
+            if len(args) != 1 or not isinstance(args[0], Select):
+                raise CelSyntaxError("has() takes one field selection, like has(a.b)")
+            arg = args[0]
+            return Select(arg.operand, arg.field, test_only=True)
+        if target is not None and (name in _MACROS or name == "map"):
+            wanted = (2, 3) if name == "map" else (_MACROS[name],)
+            if len(args) not in wanted:
+                raise CelSyntaxError(f"{name}() takes {' or '.join(map(str, wanted))} arguments")
+            var = args[0]
+            if not isinstance(var, Ident) or var.name.startswith("."):
+                raise CelSyntaxError(f"{name}(): the first argument must be a simple name")
+            if name == "map":
+                predicate = args[1] if len(args) == 3 else None
+                return Comprehension("map", target, var.name, predicate, args[-1])
+            return Comprehension(name, target, var.name, args[1], None)
+        return Call(name, target, tuple(args))
+
+
+def _check_ident(name: str, pos: int) -> None:
+    if name.lstrip(".") in RESERVED:
+        raise CelSyntaxError(f"reserved word {name!r} used as a name at {pos}")
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _show(tok: Token) -> str:
+    return "end of expression" if tok.kind == "end" else repr(tok.text)
