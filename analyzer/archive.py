@@ -1,16 +1,21 @@
 """Reading a bundle's members safely, from a ``.tar.zst`` stream or an unpacked directory.
 
 Nothing is extracted to disk: members are read into memory under hard caps, so a hostile
-bundle can neither write outside anything nor exhaust memory (decompression bombs).
+bundle can neither write outside anything nor exhaust memory (decompression bombs). Members
+come one at a time, so a reader can keep what it parsed and drop the bytes; an `Archive`
+can read the same members again later (the leak scan) from the compressed bytes it kept.
 """
 
 from __future__ import annotations
 
+import io
 import os
 import stat
 import tarfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from typing import BinaryIO
 
 from .errors import BundleError, ExitCode
 
@@ -33,13 +38,41 @@ class Limits:
 DEFAULT_LIMITS = Limits()
 
 
+class Archive:
+    """The members of one bundle, each checked as it is read, in archive order.
+
+    `members()` reads the bundle; `again()` reads the same members once more: a ``.tar.zst``
+    from the compressed bytes the first read kept (a few MB, not the unpacked size), an
+    unpacked directory from disk."""
+
+    def __init__(self, source: Path, limits: Limits = DEFAULT_LIMITS) -> None:
+        self.source = source
+        self.limits = limits
+        self._compressed: bytes | None = None
+
+    def members(self) -> Iterator[tuple[str, bytes]]:
+        if self.source.is_dir():
+            yield from _read_dir(self.source, self.limits)
+            return
+        if not self.source.exists():
+            raise BundleError(f"{self.source}: no such file or directory")
+        with open(self.source, "rb") as raw:
+            _check_magic(self.source, raw.read(4))
+            raw.seek(0)
+            tee = _Tee(raw)
+            yield from _read_tar_zst(self.source, tee, self.limits)
+            self._compressed = b"".join(tee.chunks)
+
+    def again(self) -> Iterator[tuple[str, bytes]]:
+        if self._compressed is None:
+            yield from self.members()
+        else:
+            yield from _read_tar_zst(self.source, io.BytesIO(self._compressed), self.limits)
+
+
 def read_members(source: Path, limits: Limits = DEFAULT_LIMITS) -> dict[str, bytes]:
     """Every regular member of a bundle, by its relative POSIX path."""
-    if source.is_dir():
-        return _read_dir(source, limits)
-    if not source.exists():
-        raise BundleError(f"{source}: no such file or directory")
-    return _read_tar_zst(source, limits)
+    return dict(Archive(source, limits).members())
 
 
 def check_member_name(name: str) -> str:
@@ -55,59 +88,113 @@ def check_member_name(name: str) -> str:
     return clean
 
 
-def _read_tar_zst(path: Path, limits: Limits) -> dict[str, bytes]:
-    with open(path, "rb") as raw:
-        head = raw.read(4)
-        if not head:
-            raise BundleError(f"{path}: empty file, not a bundle")
-        if head[:2] == GZIP_MAGIC:
-            raise BundleError(f"{path}: a gzip archive, not a zstd-compressed bundle")
-        if head != ZSTD_MAGIC:
-            raise BundleError(f"{path}: not a zstd-compressed bundle (.tar.zst)")
-        raw.seek(0)
-        members: dict[str, bytes] = {}
-        total = 0
-        try:
-            with zstd.ZstdFile(raw, "rb") as zf, tarfile.open(fileobj=zf, mode="r|") as tar:
-                for info in tar:
-                    name = check_member_name(info.name)
-                    if info.isdir():
-                        continue
-                    if not info.isreg():
-                        what = "link" if (info.issym() or info.islnk()) else "special file"
-                        raise BundleError(f"member {name!r} is a {what}", ExitCode.UNSAFE)
-                    if name in members:
-                        raise BundleError(f"member {name!r} appears twice", ExitCode.UNSAFE)
-                    total = _check_size(name, info.size, total, len(members), limits)
+def _check_magic(path: Path, head: bytes) -> None:
+    if not head:
+        raise BundleError(f"{path}: empty file, not a bundle")
+    if head[:2] == GZIP_MAGIC:
+        raise BundleError(f"{path}: a gzip archive, not a zstd-compressed bundle")
+    if head != ZSTD_MAGIC:
+        raise BundleError(f"{path}: not a zstd-compressed bundle (.tar.zst)")
+
+
+class _Tee:
+    """A file read through, keeping every compressed byte read (for `Archive.again`)."""
+
+    def __init__(self, raw: BinaryIO) -> None:
+        self._raw = raw
+        self.chunks: list[bytes] = []
+
+    def read(self, size: int = -1) -> bytes:
+        data = self._raw.read(size)
+        self.chunks.append(data)
+        return data
+
+
+class _Forward:
+    """The decompressed tar stream, read forward only, for tarfile's seekable mode: tarfile
+    reads the headers and a member's data is taken in one read, without the copying of the
+    stream mode's block buffer. No single read is larger than the member cap: tarfile reads
+    a pax or long-name header whole, whatever size it claims."""
+
+    def __init__(self, stream: BinaryIO, cap: int) -> None:
+        self._stream = stream
+        self._cap = cap
+        self._pos = 0
+
+    def tell(self) -> int:
+        return self._pos
+
+    def read(self, size: int = -1) -> bytes:
+        if not 0 <= size <= self._cap:
+            raise BundleError(
+                f"a tar header claims {size} bytes, over the {self._cap}-byte member cap",
+                ExitCode.TOO_LARGE,
+            )
+        data = self._stream.read(size)
+        self._pos += len(data)
+        return data
+
+    def seek(self, pos: int, whence: int = os.SEEK_SET) -> int:
+        if whence != os.SEEK_SET or pos < self._pos:
+            raise tarfile.ReadError("a seek backwards in the tar stream")
+        while self._pos < pos and self.read(min(pos - self._pos, 1 << 20)):
+            pass
+        return self._pos
+
+
+def _read_tar_zst(path: Path, compressed: BinaryIO, limits: Limits) -> Iterator[tuple[str, bytes]]:
+    seen: set[str] = set()
+    total = 0
+    try:
+        with (
+            zstd.ZstdFile(compressed, "rb") as zf,
+            tarfile.open(fileobj=_Forward(zf, limits.member_bytes), mode="r:") as tar,
+        ):
+            stream = tar.fileobj
+            for info in tar:
+                name = check_member_name(info.name)
+                if info.isdir():
+                    continue
+                if not info.isreg():
+                    what = "link" if (info.issym() or info.islnk()) else "special file"
+                    raise BundleError(f"member {name!r} is a {what}", ExitCode.UNSAFE)
+                if name in seen:
+                    raise BundleError(f"member {name!r} appears twice", ExitCode.UNSAFE)
+                total = _check_size(name, info.size, total, len(seen), limits)
+                if info.sparse is None:
+                    stream.seek(info.offset_data)
+                    data = stream.read(info.size)
+                    if len(data) != info.size:  # what tarfile's own member reader says
+                        raise tarfile.ReadError("unexpected end of data")
+                else:
                     fh = tar.extractfile(info)
                     data = fh.read(limits.member_bytes + 1) if fh else b""
                     if len(data) != info.size:
                         raise BundleError(
                             f"{path}: member {name!r} is cut short", ExitCode.TRUNCATED
                         )
-                    members[name] = data
-        except EOFError as exc:
+                seen.add(name)
+                yield name, data
+    except EOFError as exc:
+        raise BundleError(
+            f"{path}: the compressed stream ends early (truncated download?)",
+            ExitCode.TRUNCATED,
+        ) from exc
+    except zstd.ZstdError as exc:
+        raise BundleError(f"{path}: corrupt zstd data ({exc})", ExitCode.TRUNCATED) from exc
+    except tarfile.ReadError as exc:
+        # tarfile reports a stream that stops inside a header or block this way too.
+        if seen:
             raise BundleError(
-                f"{path}: the compressed stream ends early (truncated download?)",
-                ExitCode.TRUNCATED,
+                f"{path}: the tar stream ends early ({exc})", ExitCode.TRUNCATED
             ) from exc
-        except zstd.ZstdError as exc:
-            raise BundleError(f"{path}: corrupt zstd data ({exc})", ExitCode.TRUNCATED) from exc
-        except tarfile.ReadError as exc:
-            # tarfile reports a stream that stops inside a header or block this way too.
-            if members:
-                raise BundleError(
-                    f"{path}: the tar stream ends early ({exc})", ExitCode.TRUNCATED
-                ) from exc
-            raise BundleError(f"{path}: not a tar archive inside the zstd stream") from exc
-    if not members:
+        raise BundleError(f"{path}: not a tar archive inside the zstd stream") from exc
+    if not seen:
         raise BundleError(f"{path}: the archive holds no files")
-    return members
 
 
-def _read_dir(root: Path, limits: Limits) -> dict[str, bytes]:
-    members: dict[str, bytes] = {}
-    total = 0
+def _read_dir(root: Path, limits: Limits) -> Iterator[tuple[str, bytes]]:
+    count = total = 0
     for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
         for d in dirnames:
             if (Path(dirpath) / d).is_symlink():
@@ -121,12 +208,13 @@ def _read_dir(root: Path, limits: Limits) -> dict[str, bytes]:
                 raise BundleError(f"member {rel!r} is a link", ExitCode.UNSAFE)
             if not stat.S_ISREG(st.st_mode):
                 raise BundleError(f"member {rel!r} is a special file", ExitCode.UNSAFE)
-            total = _check_size(rel, st.st_size, total, len(members), limits)
+            total = _check_size(rel, st.st_size, total, count, limits)
             with open(full, "rb") as fh:
-                members[rel] = fh.read(limits.member_bytes + 1)
-    if not members:
+                data = fh.read(limits.member_bytes + 1)
+            count += 1
+            yield rel, data
+    if not count:
         raise BundleError(f"{root}: the directory holds no files")
-    return members
 
 
 def _check_size(name: str, size: int, total: int, count: int, limits: Limits) -> int:

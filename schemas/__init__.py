@@ -6,6 +6,8 @@ Installed as the package ``tf_support_schemas``; the schema files sit beside thi
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Callable
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -29,8 +31,162 @@ def validator(name: str) -> Draft202012Validator:
 
 def errors(name: str, instance: Any) -> list[str]:
     """Every violation as ``<json path>: <message>``, sorted; empty when valid."""
+    check = _quick_check(name)
+    if check is not None and check(instance):
+        return []
     found = []
     for err in validator(name).iter_errors(instance):
         where = "/".join(str(p) for p in err.absolute_path) or "(root)"
         found.append(f"{where}: {err.message}")
     return sorted(found)
+
+
+# ---------------------------------------------------------------------------- quick check
+# A manifest lists thousands of artifacts, and jsonschema takes ~0.5 ms for each. A schema
+# that uses only the plain keywords below is also compiled into one predicate that says
+# True only where jsonschema finds no error: then `errors` answers [] at once. Anything else
+# (a False, a value of a type JSON does not produce, a schema with other keywords) goes to
+# jsonschema, whose errors are the answer, so a quick check can cost time, never a verdict.
+
+Check = Callable[[Any], bool]
+_JSON = frozenset({dict, list, str, int, float, bool, type(None)})
+_TYPES: dict[str, tuple[type, ...]] = {
+    "object": (dict,),
+    "array": (list,),
+    "string": (str,),
+    "integer": (int,),
+    "number": (int, float),
+    "boolean": (bool,),
+    "null": (type(None),),
+}
+_NOTES = frozenset(
+    {"$schema", "$id", "$defs", "$comment", "title", "description", "default", "examples"}
+)
+
+
+class _Unsupported(Exception):
+    pass
+
+
+@cache
+def _quick_check(name: str) -> Check | None:
+    schema = load(name)
+    try:
+        return _Compiler(schema, validator(name).format_checker).compile(schema, root=True)
+    except _Unsupported:
+        return None
+
+
+class _Compiler:
+    def __init__(self, root: dict[str, Any], formats: FormatChecker | None) -> None:
+        self.root = root
+        self.formats = formats
+        self.refs: dict[str, Check] = {}
+
+    def compile(self, schema: Any, root: bool = False) -> Check:
+        if schema is True:
+            return lambda v: True
+        if schema is False or not isinstance(schema, dict):
+            raise _Unsupported
+        if not root and "$id" in schema:
+            raise _Unsupported
+        tests = [self._keyword(key, value, schema) for key, value in schema.items()]
+        tests = [t for t in tests if t is not None]
+
+        def check(v: Any) -> bool:
+            return type(v) in _JSON and all(test(v) for test in tests)
+
+        return check
+
+    def _keyword(self, key: str, value: Any, schema: dict[str, Any]) -> Check | None:
+        if key in _NOTES:
+            return None
+        if key == "type":
+            return _type_test([value] if isinstance(value, str) else value)
+        if key in ("const", "enum"):
+            allowed = [value] if key == "const" else value
+            if not all(type(c) in (str, int, float, bool, type(None)) for c in allowed):
+                raise _Unsupported
+            return lambda v: any(_same(v, c) for c in allowed)
+        if key in ("minimum", "exclusiveMinimum") and type(value) in (int, float):
+            low, strict = value, key == "exclusiveMinimum"
+            return lambda v: type(v) not in (int, float) or (v > low if strict else v >= low)
+        if key == "pattern":
+            search = re.compile(value).search
+            return lambda v: type(v) is not str or search(v) is not None
+        if key == "format":
+            formats = self.formats
+            return (lambda v: True) if formats is None else (lambda v: formats.conforms(v, value))
+        if key == "required":
+            names = tuple(value)
+            return lambda v: type(v) is not dict or all(n in v for n in names)
+        if key == "properties":
+            return self._object(schema)
+        if key == "additionalProperties":
+            return None if "properties" in schema else self._object(schema)
+        if key == "propertyNames":
+            each = self.compile(value)
+            return lambda v: type(v) is not dict or all(each(k) for k in v)
+        if key == "items" and "prefixItems" not in schema:
+            item = self.compile(value)
+            return lambda v: type(v) is not list or all(item(x) for x in v)
+        if key == "$ref" and isinstance(value, str):
+            return self._ref(value)
+        raise _Unsupported
+
+    def _object(self, schema: dict[str, Any]) -> Check:
+        """`properties` and `additionalProperties` together, in one pass over the keys."""
+        if "patternProperties" in schema:
+            raise _Unsupported
+        props = {k: self.compile(s) for k, s in schema.get("properties", {}).items()}
+        extra_schema = schema.get("additionalProperties", True)
+        extra = None if extra_schema is False else self.compile(extra_schema)
+
+        def test(v: Any) -> bool:
+            if type(v) is not dict:
+                return True
+            for key, item in v.items():
+                check = props.get(key, extra)
+                if check is None or not check(item):
+                    return False
+            return True
+
+        return test
+
+    def _ref(self, ref: str) -> Check:
+        if not ref.startswith("#/") or "~" in ref or "%" in ref:
+            raise _Unsupported
+        if ref not in self.refs:
+            target: Any = self.root
+            for part in ref[2:].split("/"):
+                if not isinstance(target, dict) or part not in target:
+                    raise _Unsupported
+                target = target[part]
+            resolved: list[Check] = []
+            self.refs[ref] = lambda v: resolved[0](v)  # a schema may refer to itself
+            resolved.append(self.compile(target))
+        return self.refs[ref]
+
+
+def _type_test(names: list[str]) -> Check:
+    if not all(n in _TYPES for n in names):
+        raise _Unsupported
+    allowed = tuple(t for n in names for t in _TYPES[n])
+    whole_floats = "integer" in names and "number" not in names
+
+    def test(v: Any) -> bool:
+        kind = type(v)
+        if kind in allowed:
+            return True
+        return whole_floats and kind is float and v.is_integer()
+
+    return test
+
+
+def _same(v: Any, c: Any) -> bool:
+    """jsonschema's equality for a scalar `c`: True and 1 differ, 1 and 1.0 do not."""
+    if type(v) is str or type(c) is str:
+        return v == c
+    if type(v) is bool or type(c) is bool:
+        return v is c
+    return type(v) in (int, float, type(None)) and v == c

@@ -1,0 +1,262 @@
+"""The reader's fast paths answer what the plain ones answer: orjson against the standard
+library's JSON, the manifest's quick check against jsonschema, members streamed and dropped
+against members all kept, and errors raised in the order they were before."""
+
+from __future__ import annotations
+
+import copy
+import json
+import tarfile
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+from bundlekit import (
+    base_manifest,
+    file_member,
+    make_bundle,
+    manifest_member,
+    raw_tar_zst,
+)
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import tf_support_schemas as schemas
+from analyzer.archive import Archive, Limits, read_members
+from analyzer.bundle import Bundle, parse_json
+from analyzer.errors import BundleError, ExitCode
+from analyzer.leaks import scan
+
+SAMPLES = sorted((Path(__file__).parents[2] / "sample_bundles").glob("*.tar.zst"))
+
+
+def _stdlib(raw: bytes) -> tuple[str, Any]:
+    """What parse_json answered when it was json.loads alone."""
+    try:
+        return "ok", repr(json.loads(raw))
+    except RecursionError:
+        return "error", "x is nested too deeply to be a bundle member"
+    except ValueError as exc:
+        return "error", f"x is not valid JSON ({exc})"
+
+
+def _ours(raw: bytes) -> tuple[str, Any]:
+    try:
+        return "ok", repr(parse_json(raw, "x"))  # repr tells 1 from 1.0 and True
+    except BundleError as exc:
+        assert exc.exit_code == ExitCode.MANIFEST
+        return "error", str(exc)
+
+
+_scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(10**30), max_value=10**30)
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | st.text(max_size=12)
+)
+_values = st.recursive(
+    _scalars,
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4)
+    ),
+    max_leaves=30,
+)
+
+
+@settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow])
+@given(value=_values, ascii_only=st.booleans())
+def test_json_reads_as_the_standard_library_reads_it(value: Any, ascii_only: bool) -> None:
+    raw = json.dumps(value, ensure_ascii=ascii_only).encode("utf-8", "surrogatepass")
+    assert _ours(raw) == _stdlib(raw)
+
+
+@settings(max_examples=400)
+@given(raw=st.binary(max_size=40) | st.sampled_from(
+    [b"\xef\xbb\xbf{}", '{"a": 1}'.encode("utf-16"), b'"\\ud800"', b"NaN", b"[1,]", b"01",
+     b"1e400", b'{"a":1,"a":2}', b"\xff", b"18446744073709551616", b"-0", b" 1 ", b""]
+))  # fmt: skip
+def test_any_bytes_read_or_refused_as_before(raw: bytes) -> None:
+    assert _ours(raw) == _stdlib(raw)
+
+
+@pytest.mark.parametrize("depth", [10, 1010, 1024, 1025, 200_000])
+def test_deep_nesting_is_refused_past_the_recursion_limit(depth: int) -> None:
+    # orjson itself reads up to 1,024 levels; the reader still refuses past the recursion
+    # limit, as the standard library's parser did, so no later code meets such a value.
+    raw = b"[" * depth + b"]" * depth
+    if depth < 100:
+        assert parse_json(raw, "m") is not None
+        return
+    with pytest.raises(BundleError) as err:
+        parse_json(raw, "m")
+    assert err.value.exit_code == ExitCode.MANIFEST
+    assert "nested too deeply" in str(err.value)
+
+
+def test_integers_beyond_64_bits_stay_exact() -> None:
+    value = parse_json(b'{"a": [123456789012345678901234567890, -9223372036854775809]}', "m")
+    assert value == {"a": [123456789012345678901234567890, -9223372036854775809]}
+    assert all(type(n) is int for n in value["a"])
+
+
+def test_repeated_strings_are_shared_within_a_bundle(tmp_path: Path) -> None:
+    pods = [
+        {"metadata": {"name": f"p{i}", "namespace": "n", "labels": {"app": "same"}}}
+        for i in range(3)
+    ]
+    bundle = Bundle.open(make_bundle(tmp_path / "b.tar.zst", objects={("", "pods"): pods}))
+    labels = [p["metadata"]["labels"]["app"] for p in bundle.objects("pods")]
+    assert labels == ["same"] * 3 and labels[0] is labels[1] is labels[2]
+
+
+# ---------------------------------------------------------------- the manifest's quick check
+
+
+@cache
+def _sample_manifests() -> list[dict[str, Any]]:
+    return [json.loads(read_members(p)["manifest.json"]) for p in SAMPLES[:6]]
+
+
+def test_valid_manifests_pass_the_quick_check() -> None:
+    check = schemas._quick_check("manifest")
+    assert check is not None
+    for manifest in _sample_manifests():
+        assert check(manifest)
+
+
+_odd = st.sampled_from(
+    [None, True, False, 0, 1, -1, 1.0, 1.5, -0.5, "", "ok", "x y", "2026-11-30", [], ["a"], {},
+     {"a": 1}, 2**70, "UPPER", "a-b"]
+)  # fmt: skip
+
+
+@settings(max_examples=600, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_quick_check_never_passes_what_jsonschema_refuses(data: st.DataObject) -> None:
+    manifest = copy.deepcopy(data.draw(st.sampled_from(_sample_manifests())))
+    for _ in range(data.draw(st.integers(1, 3))):
+        target: Any = manifest
+        # Walk down a few levels, then change, add or drop one thing there.
+        for _ in range(data.draw(st.integers(0, 3))):
+            children = list(target.items()) if isinstance(target, dict) else list(enumerate(target))
+            children = [(k, v) for k, v in children if isinstance(v, (dict, list)) and v]
+            if not children:
+                break
+            target = data.draw(st.sampled_from(children))[1]
+        keys = list(target) if isinstance(target, dict) else list(range(len(target)))
+        action = data.draw(st.sampled_from(["set", "add", "drop"]))
+        if action == "add" and isinstance(target, dict):
+            target[data.draw(st.sampled_from(["surprise", "Bad Key", "ok", "count", "paths"]))] = (
+                copy.deepcopy(data.draw(_odd))
+            )
+        elif keys and action == "drop":
+            del target[data.draw(st.sampled_from(keys))]
+        elif keys:
+            target[data.draw(st.sampled_from(keys))] = copy.deepcopy(data.draw(_odd))
+    slow = sorted(
+        f"{'/'.join(str(p) for p in e.absolute_path) or '(root)'}: {e.message}"
+        for e in schemas.validator("manifest").iter_errors(manifest)
+    )
+    if schemas._quick_check("manifest")(manifest):
+        assert slow == []
+    assert schemas.errors("manifest", manifest) == slow
+
+
+# ---------------------------------------------------------------- streaming the members
+
+
+def test_members_read_again_are_the_same(tmp_path: Path) -> None:
+    for source in (SAMPLES[0], _unpacked(SAMPLES[0], tmp_path / "dir")):
+        archive = Archive(source)
+        first = list(archive.members())
+        assert list(archive.again()) == first
+        assert dict(first) == read_members(source)
+
+
+def _unpacked(bundle: Path, root: Path) -> Path:
+    for name, data in read_members(bundle).items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_bytes(data)
+    return root
+
+
+def test_an_unpacked_directory_reads_as_its_bundle(tmp_path: Path) -> None:
+    packed = Bundle.open(SAMPLES[0])
+    unpacked = Bundle.open(_unpacked(SAMPLES[0], tmp_path / "dir"))
+    assert unpacked.resources() == packed.resources()
+    for group, resource in packed.resources():
+        assert unpacked.objects(resource, group=group) == packed.objects(resource, group=group)
+    assert unpacked.logs() == packed.logs()
+    assert unpacked.possible_secrets() == packed.possible_secrets()
+
+
+def _listing(name: str) -> dict[str, Any]:
+    return {"kind": "PodList", "items": [{"metadata": {"name": name, "namespace": "n"}}]}
+
+
+def _objects_art(art_id: str, member: str) -> dict[str, Any]:
+    return {
+        "id": art_id, "step": "t", "type": "objects", "status": "ok", "group": "",
+        "version": "v1", "resource": "pods", "kind": "Pod", "namespaced": True,
+        "namespace": "n", "paths": [member],
+    }  # fmt: skip
+
+
+def test_members_before_the_manifest_are_read_too(tmp_path: Path) -> None:
+    jwt = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4eHh4eHh4eCJ9.c2lnbmF0dXJlc2ln"
+    path = raw_tar_zst(
+        tmp_path / "late.tar.zst",
+        [
+            file_member("objects/pods/n.json", json.dumps(_listing(f"p-{jwt}")).encode()),
+            file_member("unlisted.txt", b"nothing reads this"),
+            manifest_member(base_manifest([_objects_art("a", "objects/pods/n.json")])),
+        ],
+    )
+    bundle = Bundle.open(path)
+    assert [p["metadata"]["name"] for p in bundle.objects("pods")] == [f"p-{jwt}"]
+    members = read_members(path)
+    del members["manifest.json"]
+    assert bundle.possible_secrets() == scan(members)
+    assert [leak.member for leak in bundle.possible_secrets()] == ["objects/pods/n.json"]
+
+
+def test_bad_listings_are_reported_in_the_manifests_order(tmp_path: Path) -> None:
+    arts = [_objects_art("a", "objects/pods/a.json"), _objects_art("b", "objects/pods/b.json")]
+    path = raw_tar_zst(
+        tmp_path / "bad.tar.zst",
+        [
+            manifest_member(base_manifest(arts)),
+            file_member("objects/pods/b.json", b"{not json"),
+            file_member("objects/pods/a.json", b"[" * 5000 + b"]" * 5000),
+        ],
+    )
+    with pytest.raises(BundleError) as err:
+        Bundle.open(path)
+    assert "objects/pods/a.json is nested too deeply" in str(err.value)
+
+
+def test_archive_errors_come_before_a_bad_listing(tmp_path: Path) -> None:
+    path = raw_tar_zst(
+        tmp_path / "both.tar.zst",
+        [
+            manifest_member(base_manifest([_objects_art("a", "objects/pods/a.json")])),
+            file_member("objects/pods/a.json", b"{not json"),
+            file_member("../escape", b"x"),
+        ],
+    )
+    with pytest.raises(BundleError) as err:
+        Bundle.open(path)
+    assert err.value.exit_code == ExitCode.UNSAFE
+
+
+def test_a_huge_pax_header_is_over_the_member_cap(tmp_path: Path) -> None:
+    # tarfile reads a pax header whole: without a cap on each read, a few kB of zstd
+    # could claim any amount of memory before a member's own size is checked.
+    header = tarfile.TarInfo("././@PaxHeader")
+    header.type = tarfile.XHDTYPE
+    path = raw_tar_zst(tmp_path / "pax.tar.zst", [(header, b"\0" * (3 * 2**20)), manifest_member()])
+    with pytest.raises(BundleError) as err:
+        Bundle.open(path, Limits(member_bytes=2**20))
+    assert err.value.exit_code == ExitCode.TOO_LARGE
