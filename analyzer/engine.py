@@ -7,6 +7,8 @@ the rule *skipped* with the reason, never *passed*.
 
 from __future__ import annotations
 
+import functools
+import weakref
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,7 +27,7 @@ class RuleEvalError(Exception):
     pass
 
 
-class _Unavailable(Exception):
+class _Unavailable(cel.Unknown):
     """Data a subject needs was not collected; the message says which and why."""
 
 
@@ -93,15 +95,19 @@ def evaluate(rule: Rule, bundle: Bundle, tf: dict[str, Any]) -> RuleResult:
         result.outcome, result.reason = "skipped", str(exc)
         return result
     # The expressions read the bundle's objects in place: nothing is converted or copied.
-    base = {"tf": tf, **shared}
+    base = {"tf": tf, **{k: v for k, v in shared.items() if k not in rule.where}}
+    selections = {
+        name: _Selection(bundle, rule.bindings[name], shared[name]) for name in rule.where
+    }
     gaps: list[str] = []
     errors: list[str] = []
     for subject in subjects:
-        variables = base.copy()
+        variables = _Variables(base, _subject_bindings(rule, bundle, subject))
         if rule.subject:
             variables[rule.subject] = subject
         try:
-            variables.update(_subject_bindings(rule, bundle, subject))
+            for name, selection in selections.items():
+                variables[name] = selection.of(rule.where[name], variables)
             finding = _evaluate_one(rule, variables, subject)
         except _Unavailable as exc:
             gaps.append(str(exc))
@@ -126,6 +132,76 @@ def _run(expr: Expr, variables: dict[str, Any]) -> Any:
         return expr.program.run(variables)
     except cel.CelError as exc:
         raise RuleEvalError(f"{expr.where}: {exc}") from exc
+
+
+class _Selection:
+    """A binding's objects narrowed to each subject by `where` (key -> value expression),
+    answered from an index per key that the bundle keeps for every rule that asks again."""
+
+    def __init__(self, bundle: Bundle, spec: dict[str, Any], objects: list[dict[str, Any]]) -> None:
+        self.objects = objects
+        self.position = {id(o): i for i, o in enumerate(objects)}
+        cache = _INDEXES.setdefault(bundle, {})
+        base = _spec_key({k: v for k, v in spec.items() if k != "where"})
+        self.indexes = {}
+        for key in spec["where"]:
+            if (base, key) not in cache:
+                cache[(base, key)] = _index(objects, key)
+            self.indexes[key] = cache[(base, key)]
+
+    def of(self, where: tuple[tuple[str, Expr], ...], variables: dict[str, Any]) -> list[Any]:
+        found: dict[int, dict[str, Any]] = {}
+        for key, expr in where:
+            wanted = _run(expr, variables)
+            index = self.indexes[key]
+            for value in wanted if isinstance(wanted, list) else [wanted]:
+                if isinstance(value, (str, int, bool)):
+                    for obj in index.get(value, ()):
+                        found.setdefault(id(obj), obj)
+        if len(found) < 2:
+            return list(found.values())
+        return sorted(found.values(), key=lambda o: self.position[id(o)])  # bundle order
+
+
+_INDEXES: weakref.WeakKeyDictionary[Bundle, dict[tuple[str, str], dict[Any, list[Any]]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _index(objects: list[dict[str, Any]], key: str) -> dict[Any, list[dict[str, Any]]]:
+    index: dict[Any, list[dict[str, Any]]] = {}
+    for obj in objects:
+        for value in _values_at(obj, key):
+            if isinstance(value, (str, int, bool)):
+                index.setdefault(value, []).append(obj)
+    return index
+
+
+def _values_at(obj: Any, key: str) -> list[Any]:
+    """The values of a `where` key in one object: a field path with `*` for every element of a
+    list, or a label or annotation."""
+    kind, _, name = key.partition(":")
+    if kind in ("label", "annotation") and name:
+        values = (
+            ((obj.get("metadata") or {}).get(kind + "s") or {}) if isinstance(obj, dict) else {}
+        )
+        return [values[name]] if isinstance(values, dict) and name in values else []
+    current = [obj]
+    for part in key.split("."):
+        step: list[Any] = []
+        for value in current:
+            if part == "*" and isinstance(value, list):
+                step.extend(value)
+            elif isinstance(value, dict) and part in value:
+                step.append(value[part])
+            elif isinstance(value, list) and part.isdigit() and int(part) < len(value):
+                step.append(value[int(part)])
+        current = step
+    return current
+
+
+def _spec_key(spec: dict[str, Any]) -> str:
+    return repr(sorted(spec.items()))
 
 
 def _subject_ref(subject: dict[str, Any] | None) -> str:
@@ -179,20 +255,42 @@ def _shared_bindings(rule: Rule, bundle: Bundle, scope: Scope) -> dict[str, Any]
     return bound
 
 
+class _Variables(dict):  # type: ignore[type-arg]
+    """A subject's variables. Its own data (events, logs, exec output) is looked up only when
+    an expression reaches it: a pod that the first condition rules out costs no log reading,
+    and data that was not collected matters only where it would decide the result."""
+
+    def __init__(self, base: dict[str, Any], own: dict[str, Any]) -> None:
+        super().__init__(base)
+        self.own = own
+
+    def __missing__(self, name: str) -> Any:
+        make = self.own.get(name)
+        if make is None:
+            raise KeyError(name)
+        value = self[name] = make()
+        return value
+
+
 def _subject_bindings(rule: Rule, bundle: Bundle, subject: dict[str, Any] | None) -> dict[str, Any]:
+    """name -> a function giving the subject's own data, or raising _Unavailable."""
+    obj = subject or {}
     bound: dict[str, Any] = {}
     for name, spec in rule.bindings.items():
         if "logs" in spec:
-            bound[name] = _log_lines(bundle, subject or {}, spec)
+            bound[name] = functools.partial(_log_lines, bundle, obj, spec)
         elif "events_for" in spec:
-            ns = (subject or {}).get("metadata", {}).get("namespace")
-            cov = bundle.coverage("events", namespace=ns)
-            if not cov.ok:
-                raise _Unavailable(cov.message)
-            bound[name] = bundle.events_for(subject or {})
+            bound[name] = functools.partial(_events, bundle, obj)
         elif "exec" in spec:
-            bound[name] = _exec_output(bundle, subject or {}, spec)
+            bound[name] = functools.partial(_exec_output, bundle, obj, spec)
     return bound
+
+
+def _events(bundle: Bundle, obj: dict[str, Any]) -> list[dict[str, Any]]:
+    cov = bundle.coverage("events", namespace=obj.get("metadata", {}).get("namespace"))
+    if not cov.ok:
+        raise _Unavailable(cov.message)
+    return bundle.events_for(obj)
 
 
 def _exec_output(bundle: Bundle, pod: dict[str, Any], spec: dict[str, Any]) -> dict[str, Any]:

@@ -58,6 +58,8 @@ class Rule:
     evidence: tuple[Expr, ...]
     vars: dict[str, Expr]
     consequence_of: tuple[str, ...]
+    # binding name -> (key, value expression) pairs selecting that binding's objects per subject
+    where: dict[str, tuple[tuple[str, Expr], ...]] = field(default_factory=dict)
     raw: dict[str, Any] = field(repr=False, compare=False, default_factory=dict)
 
     @property
@@ -119,6 +121,18 @@ def load_rule(path: Path, root: Path) -> Rule:
         if target is not None and target != (for_each or {}).get("as"):
             raise RuleLoadError(f"{rel}: with.{name}: {target!r} is not the for_each subject")
 
+    where = {}
+    for name, binding in bindings.items():
+        if "where" not in binding:
+            continue
+        if not for_each:
+            raise RuleLoadError(f"{rel}: with.{name}.where: needs a for_each subject")
+        subject_scope = set(GLOBAL_NAMES) | {for_each["as"]}
+        where[name] = tuple(
+            (key, _compile(rel, f"with.{name}.where.{key}", src, subject_scope))
+            for key, src in binding["where"].items()
+        )
+
     when = _compile(rel, "when", data["when"], scope)
     evidence = tuple(
         _compile(rel, f"evidence[{i}]", src, scope)
@@ -150,6 +164,7 @@ def load_rule(path: Path, root: Path) -> Rule:
         evidence=evidence,
         vars=rule_vars,
         consequence_of=tuple(data.get("consequence_of", [])),
+        where=where,
         raw=data,
     )
 

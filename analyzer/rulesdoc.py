@@ -94,7 +94,13 @@ def looks_at(rule: Rule) -> list[str]:
 
 def _binding(spec: dict[str, Any]) -> str:
     if "objects" in spec:
-        return _optional("all " + _objects(spec["objects"], spec.get("namespace"), spec), spec)
+        which = "the " if spec.get("where") else "all "
+        text = which + _objects(spec["objects"], spec.get("namespace"), spec)
+        if spec.get("where"):
+            text += " where " + " or ".join(
+                f"{_code(key)} is {_code(value)}" for key, value in spec["where"].items()
+            )
+        return _optional(text, spec)
     if "logs" in spec:
         return _logs(spec)
     if "events_for" in spec:

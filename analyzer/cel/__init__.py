@@ -3,7 +3,15 @@ the bundle's JSON objects. See syntax.py (the grammar), runtime.py (operators an
 functions) and program.py (evaluation)."""
 
 from .program import BUDGET, CelCompileError, Program, compile
-from .runtime import CelError
+from .runtime import CelError, Unknown
 from .syntax import CelSyntaxError
 
-__all__ = ["BUDGET", "CelCompileError", "CelError", "CelSyntaxError", "Program", "compile"]
+__all__ = [
+    "BUDGET",
+    "CelCompileError",
+    "CelError",
+    "CelSyntaxError",
+    "Program",
+    "Unknown",
+    "compile",
+]

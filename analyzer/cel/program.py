@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import runtime as rt
-from .runtime import CelError
+from .runtime import CelError, Unknown
 from .syntax import (
     Binary,
     Call,
@@ -22,6 +22,7 @@ from .syntax import (
     Conditional,
     Ident,
     Index,
+    Let,
     ListExpr,
     Literal,
     MapExpr,
@@ -54,7 +55,7 @@ class Program:
         """The value of the expression; CelError when it evaluates to an error."""
         try:
             return self._fn(variables, {_STEPS: budget})
-        except CelError:
+        except (CelError, Unknown):
             raise
         except RecursionError as exc:
             raise CelError("expression too deeply nested to evaluate") from exc
@@ -189,6 +190,9 @@ class _Compiler:
             if len(args) == 0:
                 return lambda g, loc: fn(target(g, loc))
             if len(args) == 1:
+                arg = node.args[0]
+                if name in _STRING_TESTS and isinstance(arg, Literal) and type(arg.value) is str:
+                    return _string_test(name, fn, target, arg.value)
                 (a0,) = args
                 return lambda g, loc: fn(target(g, loc), a0(g, loc))
             return lambda g, loc: fn(target(g, loc), *[a(g, loc) for a in args])
@@ -207,7 +211,7 @@ class _Compiler:
             values = [a(g, loc) for a in args]
             try:
                 return fn(*values)
-            except CelError:
+            except (CelError, Unknown):
                 raise
             except Exception as exc:  # the host's errors are CEL errors: || may absorb them
                 raise CelError(f"{name}(): {exc}") from exc
@@ -230,6 +234,12 @@ class _Compiler:
             return lambda g, loc: not rt.equal(left(g, loc), right(g, loc))
         if node.op in _ORDER:
             return _ordering(node.op, left, right)
+        if node.op == "in" and _string_constants(node.right):
+            items = [i.value for i in node.right.items]  # type: ignore[attr-defined]
+            names = frozenset(items)
+            return lambda g, loc: (
+                v in names if type(v := left(g, loc)) is str else rt.contained(v, items)
+            )
         op = _ARITHMETIC[node.op]
         return lambda g, loc: op(left(g, loc), right(g, loc))
 
@@ -247,12 +257,53 @@ class _Compiler:
 
         return conditional
 
+    def _let(self, node: Let, scope: frozenset[str]) -> Fn:
+        value, var = self.node(node.value, scope), node.var
+        body = self.node(node.body, scope | {var})
+
+        def let(g: Mapping[str, Any], loc: dict[str, Any]) -> Any:
+            saved = loc.get(var, _UNSET)
+            loc[var] = value(g, loc)
+            try:
+                return body(g, loc)
+            finally:
+                _restore(loc, var, saved)
+
+        return let
+
     def _comprehension(self, node: Comprehension, scope: frozenset[str]) -> Fn:
         over = self.node(node.range, scope)
         inner = scope | {node.var}
         pred = self.node(node.predicate, inner) if node.predicate is not None else None
         transform = self.node(node.transform, inner) if node.transform is not None else None
         return _COMPREHENSIONS[node.kind](node.var, over, pred, transform)
+
+
+_STRING_TESTS = {
+    "contains": str.__contains__,
+    "startsWith": str.startswith,
+    "endsWith": str.endswith,
+}
+
+
+def _string_test(name: str, checked: Callable[..., Any], target: Fn, literal: str) -> Fn:
+    """`x.contains("...")` and its kin, the most common calls in rules, without the type
+    check on the literal; other receivers go the checked way (and fail as they should)."""
+    test = _STRING_TESTS[name]
+
+    def string_test(g: Mapping[str, Any], loc: dict[str, Any]) -> Any:
+        text = target(g, loc)
+        return test(text, literal) if type(text) is str else checked(text, literal)
+
+    return string_test
+
+
+def _string_constants(node: Node) -> bool:
+    return (
+        isinstance(node, ListExpr)
+        and bool(node.items)
+        and all(isinstance(i, Literal) and type(i.value) is str for i in node.items)
+    )
 
 
 _ORDER = {

@@ -22,6 +22,12 @@ class CelError(Exception):
     """An evaluation error: CEL's error value, raised."""
 
 
+class Unknown(Exception):
+    """A value the host could not provide (data that was not collected). Like CEL's unknowns
+    it is absorbed where the other side of `&&`/`||` decides, and otherwise passed through to
+    the host unchanged, never turned into an error."""
+
+
 def type_name(value: Any) -> str:
     if value is None:
         return "null"
@@ -94,11 +100,8 @@ def compare(op: str, a: Any, b: Any) -> int:
 
 def contained(item: Any, container: Any) -> bool:
     if isinstance(container, _LISTS):
-        t = type(item)
-        if t is str or t is int:  # the common case, exact
-            return any(type(x) is t and x == item for x in container) or (
-                t is int and any(type(x) is float and x == item for x in container)
-            )
+        if type(item) is str:  # a string equals only a string: Python's own test is exact
+            return item in container
         return any(equal(item, x) for x in container)
     if isinstance(container, dict):
         if type(item) is str:
@@ -292,13 +295,20 @@ def size(value: Any) -> int:
 # ------------------------------------------------------------------------ strings
 
 
-def _strings(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
-    def checked(*args: Any) -> Any:
-        if not all(type(a) is str for a in args):
-            raise no_overload(name, *args)
-        return fn(*args)
+def _string_method(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+    """`fn` over a string receiver and string arguments; any other type is no overload."""
 
-    return checked
+    def unary(text: Any) -> Any:
+        if type(text) is str:
+            return fn(text)
+        raise no_overload(name, text)
+
+    def binary(text: Any, arg: Any) -> Any:
+        if type(text) is str and type(arg) is str:
+            return fn(text, arg)
+        raise no_overload(name, text, arg)
+
+    return unary if fn.__code__.co_argcount == 1 else binary
 
 
 @functools.lru_cache(maxsize=512)
@@ -361,12 +371,12 @@ GLOBAL: dict[str, Callable[..., Any]] = {
 MEMBER: dict[str, Callable[..., Any]] = {
     "size": size,
     "matches": matches,
-    "contains": _strings("contains", lambda s, sub: sub in s),
-    "startsWith": _strings("startsWith", lambda s, p: s.startswith(p)),
-    "endsWith": _strings("endsWith", lambda s, p: s.endswith(p)),
-    "lowerAscii": _strings("lowerAscii", lambda s: s.translate(_ASCII_LOWER)),
-    "upperAscii": _strings("upperAscii", lambda s: s.translate(_ASCII_UPPER)),
-    "trim": _strings("trim", lambda s: s.strip()),
+    "contains": _string_method("contains", lambda s, sub: sub in s),
+    "startsWith": _string_method("startsWith", lambda s, p: s.startswith(p)),
+    "endsWith": _string_method("endsWith", lambda s, p: s.endswith(p)),
+    "lowerAscii": _string_method("lowerAscii", lambda s: s.translate(_ASCII_LOWER)),
+    "upperAscii": _string_method("upperAscii", lambda s: s.translate(_ASCII_UPPER)),
+    "trim": _string_method("trim", lambda s: s.strip()),
     "split": split,
     "join": join,
     "replace": replace,

@@ -1,7 +1,7 @@
 """CEL source text to a syntax tree, following the grammar of the CEL specification
 (github.com/google/cel-spec, doc/langdef.md): literals, lists, maps, member access, calls,
 operators with CEL's precedence, the conditional, and the macros `has`, `all`, `exists`,
-`exists_one`, `map` and `filter`. Message construction (`Type{field: ...}`) is not supported:
+`exists_one`, `map` and `filter`, and `cel.bind` from cel-go's extensions. Message construction (`Type{field: ...}`) is not supported:
 rules only ever see JSON data.
 """
 
@@ -76,6 +76,15 @@ class Comprehension(Node):
     var: str
     predicate: Node | None
     transform: Node | None
+
+
+@dataclass(frozen=True, slots=True)
+class Let(Node):
+    """`cel.bind(var, value, body)` (cel-go's bindings extension): value computed once."""
+
+    var: str
+    value: Node
+    body: Node
 
 
 @dataclass(frozen=True, slots=True)
@@ -328,7 +337,12 @@ class _Parser:
                     ops.pop()
                 else:
                     ops.append(op)
-            if ops and ops[-1] == "-" and self.peek().kind == "literal" and _is_int(self.peek().value):
+            if (
+                ops
+                and ops[-1] == "-"
+                and self.peek().kind == "literal"
+                and _is_int(self.peek().value)
+            ):
                 # -9223372036854775808 is a valid literal although its magnitude is not.
                 value = -self.next().value
                 node: Node = Literal(value)
@@ -417,6 +431,10 @@ class _Parser:
                 raise CelSyntaxError("has() takes one field selection, like has(a.b)")
             arg = args[0]
             return Select(arg.operand, arg.field, test_only=True)
+        if name == "bind" and isinstance(target, Ident) and target.name == "cel":
+            if len(args) != 3 or not isinstance(args[0], Ident) or args[0].name.startswith("."):
+                raise CelSyntaxError("cel.bind() takes a simple name, a value and an expression")
+            return Let(args[0].name, args[1], args[2])
         if target is not None and (name in _MACROS or name == "map"):
             wanted = (2, 3) if name == "map" else (_MACROS[name],)
             if len(args) not in wanted:

@@ -1492,9 +1492,7 @@ class _Handler(BaseHTTPRequestHandler):
         stopping = self.server.emulator._stopping
         if resp.breaks == "reset":
             # Linger 0: close() sends RST, as a crashed proxy or server would.
-            self.connection.setsockopt(
-                socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0)
-            )
+            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
             return
         if resp.breaks == "malformed":
             body = resp.body[: len(resp.body) // 2] + b"\x00<html>502 Bad Gateway"

@@ -72,6 +72,9 @@ VALUES = [
     ('{"a": 1, "b": 2}.all(k, k.size() == 1)', True),
     ("[[1, 2], [3]].map(v, v.map(w, w + 1))", [[2, 3], [4]]),
     ("xs.exists(xs, xs == 3)", True),  # the macro variable shadows the outer name
+    ("cel.bind(n, xs.size(), n * n + n)", 12),
+    ("cel.bind(v, 10, xs.map(v, v + 1) + [v])", [2, 3, 4, 10]),
+    ('s in ["x", "abc"] && !(1 in ["1"])', True),
     # errors absorbed where the other side decides, as CEL does
     ("true || 1 / 0 == 1", True),
     ("1 / 0 == 1 || true", True),

@@ -83,9 +83,7 @@ def _affected(art: dict[str, Any], target: tuple[str, str, str | None]) -> bool:
 def test_random_faults(seed: int, clean: dict[str, str], tmp_path: Path) -> None:
     rng = random.Random(seed)
     data = load_scenario(SAMPLES / "healthy")
-    log_pods = sorted(
-        key.pod for key in data.logs if key.namespace == NS and not key.previous
-    )
+    log_pods = sorted(key.pod for key in data.logs if key.namespace == NS and not key.previous)
     targets: list[tuple[tuple[str, str, str | None], str]] = []
     list_kinds = sorted(KINDS.keys() - {"endless"})
     # The first fault of run N cycles through every kind, so a few seeds cover them all.
@@ -124,9 +122,9 @@ def test_random_faults(seed: int, clean: dict[str, str], tmp_path: Path) -> None
     assert {a["id"] for a in arts} >= set(clean) - {
         a for a in clean if a.startswith("log:") and any(t[0][0] == "log" for t in targets)
     }
-    assert (code == 3) == any(
-        a["status"] in ("forbidden", "timeout", "error") for a in arts
-    ), stderr
+    assert (code == 3) == any(a["status"] in ("forbidden", "timeout", "error") for a in arts), (
+        stderr
+    )
 
 
 def test_api_server_going_away_mid_run(tmp_path: Path) -> None:

@@ -307,6 +307,10 @@ def test_helm_release_is_stored_as_helm_stores_it(tmp_path: Path, driver: str) -
         assert record["type"] == "helm.sh/release.v1"
     # The collector's own decoder reads it back: gzip + base64 (+ base64 for a Secret).
     projected = project_record(latest_record([record]), from_secret=driver == "secret")
-    assert projected["chart"] == {"name": "tensor-fusion", "version": "1.8.7", "appVersion": "2.17.0"}
+    assert projected["chart"] == {
+        "name": "tensor-fusion",
+        "version": "1.8.7",
+        "appVersion": "2.17.0",
+    }
     assert projected["revision"] == 3
     assert projected["values"] == {"greptime": {"password": "hunter2"}}
