@@ -11,31 +11,28 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-# Each pattern matches the value itself; none matches tf-collect's placeholders.
+# Each pattern matches the value itself; none matches tf-collect's placeholders. A pattern
+# that begins with a literal is searched at the speed of a substring search (a leading `\b`
+# would make the regex engine try every byte: 10x slower on a 130 MB bundle), so the word
+# boundary before it is checked on each match instead (`_BOUNDED`).
 PATTERNS: dict[str, re.Pattern[bytes]] = {
     "private-key": re.compile(rb"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----"),
-    "jwt": re.compile(rb"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
-    "github-token": re.compile(rb"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{40,})"),
-    "aws-access-key-id": re.compile(rb"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),
+    "jwt": re.compile(rb"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
+    "github-token": re.compile(rb"gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{40,}"),
+    "aws-access-key-id": re.compile(rb"A(?:KIA|SIA)[0-9A-Z]{16}\b"),
     "slack-webhook": re.compile(
         rb"https://hooks\.slack\.com/services/T[A-Za-z0-9]+/B[A-Za-z0-9]+/[A-Za-z0-9]+"
     ),
-    "huggingface-token": re.compile(rb"\bhf_[A-Za-z0-9]{30,}\b"),
-    "openai-key": re.compile(rb"\bsk-(?:proj-)?[A-Za-z0-9_-]{32,}\b"),
+    "huggingface-token": re.compile(rb"hf_[A-Za-z0-9]{30,}\b"),
+    "openai-key": re.compile(rb"sk-(?:proj-)?[A-Za-z0-9_-]{32,}\b"),
     "bearer-token": re.compile(rb"(?i)\bauthorization:\s*bearer\s+[A-Za-z0-9._~+/-]{20,}=*"),
 }
-# Literal hints: a member none of them occurs in needs no regex pass at all.
-_HINTS = (
-    b"PRIVATE KEY",
-    b"eyJ",
-    b"gh",
-    b"AKIA",
-    b"ASIA",
-    b"hooks.slack.com",
-    b"hf_",
-    b"sk-",
-    b"earer",
+_BOUNDED = frozenset(
+    {"jwt", "github-token", "aws-access-key-id", "huggingface-token", "openai-key"}
 )
+_WORD = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+# The one pattern without a literal start (any case) runs only where its word occurs.
+_HINTS = {"bearer-token": (b"earer", b"EARER")}
 
 
 @dataclass(frozen=True)
@@ -49,10 +46,14 @@ def scan(members: dict[str, bytes]) -> list[Leak]:
     leaks = []
     for name in sorted(members):
         data = members[name]
-        if not any(h in data for h in _HINTS):
-            continue
         for kind, pattern in PATTERNS.items():
-            count = sum(1 for _ in pattern.finditer(data))
+            hints = _HINTS.get(kind)
+            if hints and not any(h in data for h in hints):
+                continue
+            starts = (m.start() for m in pattern.finditer(data))
+            if kind in _BOUNDED:
+                starts = (s for s in starts if s == 0 or data[s - 1] not in _WORD)
+            count = sum(1 for _ in starts)
             if count:
                 leaks.append(Leak(name, kind, count))
     return leaks

@@ -207,8 +207,7 @@ class _Compiler:
                 return lambda g, loc: fn(a0(g, loc))
             return lambda g, loc: fn(*[a(g, loc) for a in args])
 
-        def host_call(g: Mapping[str, Any], loc: dict[str, Any]) -> Any:
-            values = [a(g, loc) for a in args]
+        def call(*values: Any) -> Any:
             try:
                 return fn(*values)
             except (CelError, Unknown):
@@ -216,7 +215,14 @@ class _Compiler:
             except Exception as exc:  # the host's errors are CEL errors: || may absorb them
                 raise CelError(f"{name}(): {exc}") from exc
 
-        return host_call
+        # Most calls take one or two arguments: no list built for them.
+        if len(args) == 1:
+            (a0,) = args
+            return lambda g, loc: call(a0(g, loc))
+        if len(args) == 2:
+            a0, a1 = args
+            return lambda g, loc: call(a0(g, loc), a1(g, loc))
+        return lambda g, loc: call(*[a(g, loc) for a in args])
 
     # -- operators
     def _unary(self, node: Unary, scope: frozenset[str]) -> Fn:

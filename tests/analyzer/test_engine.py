@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 import yaml
 from bundlekit import make_bundle, operator_pod
 
@@ -90,9 +91,19 @@ def test_missing_log_skips_instead_of_passing(tmp_path: Path) -> None:
     path = make_bundle(tmp_path / "b.tar.zst", objects={("", "pods"): [pod]})
     res = _result(_analyze(path), "controller-crash/global-config-invalid")
     assert res.outcome == "skipped"
-    assert (
-        "logs of tensor-fusion-sys/tensor-fusion-sys-controller-1/controller were not collected"
-        in res.reason
+    assert res.reason == (
+        "logs were not collected: tensor-fusion-sys/tensor-fusion-sys-controller-1/controller"
+    )
+
+
+def test_a_skip_names_each_kind_of_missing_data_once() -> None:
+    from analyzer.engine import _gaps_text
+
+    smi = "check limits-not-enforced/nvidia-smi was not run (tf-collect --exec runs it)"
+    gaps = [(smi, f"ml/p{i:04d}") for i in range(10_000)]
+    gaps += [(smi, "ml/p0001"), ("events in ml: forbidden (no)", "")]
+    assert _gaps_text(gaps) == (
+        f"{smi}: ml/p0000, ml/p0001, ml/p0002 and 9,997 more; events in ml: forbidden (no)"
     )
 
 
@@ -331,3 +342,22 @@ def test_exec_helm_and_grep_bindings(tmp_path: Path) -> None:
         "fired",
         [["Pod/tensor-fusion-sys/ctl"]],
     )
+
+
+@pytest.mark.parametrize(
+    ("value", "kind"),
+    [
+        ("eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJzeXN0ZW06c2EifQ.c2lnbmF0dXJlc2lnbmF0dXJl", "jwt"),
+        ("ghp_" + "a1B2" * 9, "github-token"),
+        ("AKIA" + "ABCDEFGHIJKLMNOP", "aws-access-key-id"),
+        ("hf_" + "x" * 30, "huggingface-token"),
+        ("sk-proj-" + "A" * 32, "openai-key"),
+    ],
+)
+def test_a_secret_counts_at_a_word_start_only(value: str, kind: str) -> None:
+    from analyzer.leaks import scan
+
+    found = {"m": f'token="{value}" {value}\n{value}'.encode()}
+    assert [(x.kind, x.count) for x in scan(found)] == [(kind, 3)]
+    # Inside a longer word (a hash, a base64 blob) the same letters are not that secret.
+    assert scan({"m": f"x{value} _{value} 9{value}".encode()}) == []
