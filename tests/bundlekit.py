@@ -96,8 +96,8 @@ def make_bundle(
     return writer.finish(base_manifest(artifacts))
 
 
-def raw_tar_zst(path: Path, members: list[tuple[tarfile.TarInfo, bytes | None]]) -> Path:
-    """A .tar.zst with exactly these members, bypassing every check of the writer."""
+def raw_tar(members: list[tuple[tarfile.TarInfo, bytes | None]]) -> bytes:
+    """An uncompressed tar of exactly these members, bypassing every check of the writer."""
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as tar:
         for info, data in members:
@@ -106,7 +106,12 @@ def raw_tar_zst(path: Path, members: list[tuple[tarfile.TarInfo, bytes | None]])
                 tar.addfile(info, io.BytesIO(data))
             else:
                 tar.addfile(info)
-    path.write_bytes(zstd.compress(buf.getvalue()))
+    return buf.getvalue()
+
+
+def raw_tar_zst(path: Path, members: list[tuple[tarfile.TarInfo, bytes | None]]) -> Path:
+    """A .tar.zst with exactly these members, bypassing every check of the writer."""
+    path.write_bytes(zstd.compress(raw_tar(members)))
     return path
 
 

@@ -54,3 +54,60 @@ def assert_quick_check_agrees(name: str, doc: Any) -> None:
     if schemas._quick_check(name)(doc):
         assert slow == []
     assert schemas.errors(name, doc) == slow
+
+
+def property_names(schema: Any) -> list[str]:
+    """Every property name a schema mentions, sorted: keys a fuzzer should try."""
+    found: set[str] = set()
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            found.update(k for k in node.get("properties", {}) if isinstance(k, str))
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(schema)
+    return sorted(found)
+
+
+def json_values(keys: Sequence[str], max_leaves: int = 20) -> st.SearchStrategy[Any]:
+    """Any value JSON can hold (NaN and infinities too: Python's parser reads them), with
+    object keys mostly from `keys`."""
+    scalars = (
+        st.none()
+        | st.booleans()
+        | st.integers(min_value=-(2**70), max_value=2**70)
+        | st.floats()
+        | st.text(max_size=12)
+        | st.sampled_from(["2026-11-30T10:00:00Z", "critical", "ok", "pods", "en", "zh"])
+    )
+    names = st.sampled_from(list(keys)) | st.text(max_size=6) if keys else st.text(max_size=6)
+    return st.recursive(
+        scalars,
+        lambda inner: st.lists(inner, max_size=4) | st.dictionaries(names, inner, max_size=5),
+        max_leaves=max_leaves,
+    )
+
+
+def graft(data: st.DataObject, doc: Any, values: st.SearchStrategy[Any], depth: int = 5) -> Any:
+    """A deep copy of `doc` with one member, a few levels down, replaced by (or, in an
+    object, added as) a value drawn from `values`."""
+    doc = copy.deepcopy(doc)
+    target: Any = doc
+    for _ in range(data.draw(st.integers(0, depth))):
+        children = list(target.values()) if isinstance(target, dict) else list(target)
+        children = [v for v in children if isinstance(v, (dict, list)) and v]
+        if not children:
+            break
+        target = data.draw(st.sampled_from(children))
+    if isinstance(target, dict):
+        slot = data.draw(st.sampled_from(sorted(target)) | st.text(max_size=6)) if target else ""
+        target[slot] = data.draw(values)
+    elif target:
+        target[data.draw(st.integers(0, len(target) - 1))] = data.draw(values)
+    else:
+        return data.draw(values)
+    return doc

@@ -73,6 +73,11 @@ def _octets(s: str) -> int | None:
     return value
 
 
+def _escaped_at(text: str, start: int) -> bool:
+    """An escaped newline or tab (`\\n` in a JSON string) ends right before `start`."""
+    return start >= 2 and text[start - 1] in _JSON_ESCAPES and text[start - 2] == "\\"
+
+
 def versionish(text: str, start: int, end: int) -> bool:
     """Whether the dotted quad text[start:end] is a version by its context (see above)."""
     if start:
@@ -188,9 +193,9 @@ class AddressPass:
             prefix = "ec2-"
         if prefix:
             head = start - len(prefix)
-            if head and text[head - 1] in _GLUED:
+            if head and text[head - 1] in _GLUED and not _escaped_at(text, head):
                 return m.group()
-        elif (start and text[start - 1] in _DASHED_LEFT) or not (
+        elif (start and text[start - 1] in _DASHED_LEFT and not _escaped_at(text, start)) or not (
             text.startswith(".", end) and text[end + 1 : end + 2] in _LETTERS
         ):
             return m.group()
@@ -219,7 +224,7 @@ class AddressPass:
 
     def _v6_match(self, lower: str, text: str, m: re.Match[str]) -> tuple[int, str] | None:
         """(length of the original consumed, replacement) or None to leave it."""
-        if m.start() and lower[m.start() - 1] in _V6_LEFT:
+        if m.start() and lower[m.start() - 1] in _V6_LEFT and not _escaped_at(text, m.start()):
             return None
         raw = m.group()
         core, _, plen = raw.partition("/")

@@ -30,6 +30,7 @@ _UNQUOTED = re.compile(r"[^\s\"'`,;&<>{}\[\]()\\]+")
 _JSON_SCALAR = re.compile(r"[^\s,}\]\\]+")
 _YAML_REST = re.compile(r"[^\n\r\\\"]*")
 _BLOCK_INDICATOR = re.compile(r"[|>][-+0-9]*[ \t]*(?:#[^\n]*)?(?=\r?\n)")
+_TOKEN68 = re.compile(r"[A-Za-z0-9._~+/-]+=*")
 _SCHEME = re.compile(r"(?i)(bearer|basic|token|digest|negotiate|apikey)\s+(?=\S)")
 
 
@@ -131,13 +132,15 @@ def _pair_at(scan: Scan, ks: int, ke: int) -> Hit | None:
 def _value(scan: Scan, kind: str, v: int, mode: str, quoted: str, ks: int) -> Hit | None:
     text = scan.text
     c = text[v]
+    if not quoted and c in "\"'" and _closes_string(text, ks, v):
+        return None  # `"password="`: an empty value at the end of a quoted string
     if text.startswith('\\"', v):
         m = _ESCAPED_STRING.match(text, v)
     elif c == '"':
         m = _JSON_STRING.match(text, v)
     elif c == "'":
         m = _SINGLE_QUOTED.match(text, v)
-    elif c == "[" and mode == "tight":
+    elif c == "[" and mode == "tight" and quoted != '"':  # Go's map[token:[x]], not JSON
         m = _BRACKETED.match(text, v)
     elif c in "{[":
         return None  # a nested structure: the structured pass judges its members
@@ -161,6 +164,21 @@ def _value(scan: Scan, kind: str, v: int, mode: str, quoted: str, ks: int) -> Hi
     if m is None:
         return None
     return _hit(scan, kind, m.start(1), m.end(1), m.group(1))
+
+
+def _closes_string(text: str, ks: int, v: int) -> bool:
+    """Whether the quote at `v`, after an unquoted `key=`, ends a string that holds the pair
+    (`"msg": "password=", "b": 1`) rather than opening the value (`password="x y"`): the
+    string opened right before the key, or what the quote would open does not end where a
+    value ends. Taking it for a value would redact the JSON between two strings."""
+    q = text[v]
+    if ks and text[ks - 1] == q:
+        return True
+    close = text.find(q, v + 1)
+    if close == -1:
+        return True
+    after = text[close + 1 : close + 2]
+    return not (after == "" or after.isspace() or after in ",;&)}]>")
 
 
 def _looks_generated(value: str) -> bool:
@@ -211,6 +229,12 @@ def _hit(scan: Scan, kind: str, start: int, end: int, value: str) -> Hit | None:
         start += scheme.end()
         value = value[scheme.end() :]
         kind = "basic-auth" if scheme.group(1).lower() == "basic" else "bearer-token"
+        if scheme.group(1).lower() in ("bearer", "basic"):
+            # One token68 (RFC 7235): what follows it on the line is not the credential.
+            token = _TOKEN68.match(value)
+            if token is not None:
+                value = token.group()
+                end = start + len(value)
     if not value or (value.lower() in ("bearer", "basic", "token") and kind == "auth"):
         return None
     kind = refine_kind(kind, value)

@@ -33,11 +33,19 @@ def _pem(scan: Scan) -> list[Hit]:
             return hits
         end = _PEM_END.search(text, begin.end(), begin.end() + _PEM_MAX)
         stop = end.end() if end else _PEM_BODY.match(text, begin.end()).end()
-        original = text[begin.start() : stop]
+        # One key, one placeholder: a key inside a JSON string has its newlines escaped.
+        original = _unescape(text[begin.start() : stop])
         hits.append(
             Hit(begin.start(), stop, "private-key", _secret(scan, "private-key", original), 2)
         )
         pos = stop
+
+
+_ESCAPES = {"\\n": "\n", "\\r": "\r", "\\t": "\t"}
+
+
+def _unescape(pem: str) -> str:
+    return re.sub(r"\\[nrt]", lambda m: _ESCAPES[m.group()], pem) if "\\" in pem else pem
 
 
 # --- base64 of a PEM private key (a Kubernetes `tls.key`, a kubeconfig client-key-data).
@@ -97,7 +105,13 @@ _SK = re.compile(
 
 
 def _left_free(text: str, start: int, chars: frozenset[str]) -> bool:
-    return start == 0 or text[start - 1] not in chars
+    """Nothing of `chars` right before `start`; an escaped newline or tab (`\\n` inside a JSON
+    string: a line of a log kept in an object) is a boundary, not the letter n."""
+    return (
+        start == 0
+        or text[start - 1] not in chars
+        or (start >= 2 and text[start - 2] == "\\" and text[start - 1] in "nrt")
+    )
 
 
 # kubeadm bootstrap tokens (`abcdef.0123456789abcdef`): the bare shape is kept out of file and
