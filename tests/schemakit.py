@@ -92,9 +92,23 @@ def json_values(keys: Sequence[str], max_leaves: int = 20) -> st.SearchStrategy[
     )
 
 
+def near(value: Any) -> st.SearchStrategy[Any]:
+    """Values just across a schema's lines from `value`: a half, a whole float or a bool for
+    a number, a long or empty string, a list grown or emptied."""
+    if type(value) in (int, float):
+        return st.sampled_from([value + 0.5, float(value), -value - 1, True, False, 2**63, None])
+    if type(value) is bool:
+        return st.sampled_from([int(value), float(value), not value, str(value).lower()])
+    if type(value) is str:
+        return st.sampled_from(["", value * 20 + "x" * 400, value.upper(), f" {value}", 0])
+    if type(value) is list:
+        return st.sampled_from([[], value + value[:1], value * 30, value[:1] * 2, {}])
+    return st.just(value)
+
+
 def graft(data: st.DataObject, doc: Any, values: st.SearchStrategy[Any], depth: int = 5) -> Any:
     """A deep copy of `doc` with one member, a few levels down, replaced by (or, in an
-    object, added as) a value drawn from `values`."""
+    object, added as) a value drawn from `values`, or by one `near` the value it had."""
     doc = copy.deepcopy(doc)
     target: Any = doc
     for _ in range(data.draw(st.integers(0, depth))):
@@ -104,10 +118,13 @@ def graft(data: st.DataObject, doc: Any, values: st.SearchStrategy[Any], depth: 
             break
         target = data.draw(st.sampled_from(children))
     if isinstance(target, dict):
-        slot = data.draw(st.sampled_from(sorted(target)) | st.text(max_size=6)) if target else ""
-        target[slot] = data.draw(values)
+        slot: Any = (
+            data.draw(st.sampled_from(sorted(target)) | st.text(max_size=6)) if target else ""
+        )
     elif target:
-        target[data.draw(st.integers(0, len(target) - 1))] = data.draw(values)
+        slot = data.draw(st.integers(0, len(target) - 1))
     else:
         return data.draw(values)
+    old = target.get(slot) if isinstance(target, dict) else target[slot]
+    target[slot] = data.draw(values | near(old) | near(old))
     return doc
