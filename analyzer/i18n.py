@@ -15,15 +15,23 @@ STRINGS: dict[str, dict[str, str]] = {
         "version_unknown": "version unknown",
         "summary": "Summary",
         "root_causes": "root causes",
+        "root_causes_one": "root cause",
         "consequences": "consequences",
-        "warnings": "warnings",
+        "consequences_one": "consequence",
+        "notes": "notes",
+        "notes_one": "note",
+        "notes_title": "Notes",
+        "notes_intro": "Expected or ignorable behaviour the manual describes; nothing to fix:",
+        "note": "Note",
         "warning_events": "Warning events",
+        "warning_events_one": "Warning event",
         "rules_summary": "%d rules: %d fired, %d passed, %d skipped, %d failed with an error.",
         "no_findings": "No problem found by the rules. If the cluster still misbehaves, attach this report and the bundle to a GitHub issue.",
         "root_cause": "Root cause",
         "consequence": "Consequence",
         "caused_by": "Caused by",
         "leads_to": "leads to %d consequences",
+        "leads_to_one": "leads to %d consequence",
         "same_rule_more": "and %d more of the same rule:",
         "objects": "Objects",
         "manual_row": "Manual",
@@ -127,15 +135,23 @@ STRINGS: dict[str, dict[str, str]] = {
         "version_unknown": "版本未知",
         "summary": "概要",
         "root_causes": "个根因",
+        "root_causes_one": "个根因",
         "consequences": "个连带问题",
-        "warnings": "个警告",
+        "consequences_one": "个连带问题",
+        "notes": "条说明",
+        "notes_one": "条说明",
+        "notes_title": "说明",
+        "notes_intro": "手册里描述的预期或可忽略的现象，不需要修复：",
+        "note": "说明",
         "warning_events": "条 Warning 事件",
+        "warning_events_one": "条 Warning 事件",
         "rules_summary": "共 %d 条规则：%d 条命中，%d 条通过，%d 条跳过，%d 条出错。",
         "no_findings": "规则没有发现问题。如果集群仍然异常，请把这份报告和 bundle 附在 GitHub issue 里。",
         "root_cause": "根因",
         "consequence": "连带问题",
         "caused_by": "由此引起",
         "leads_to": "导致 %d 个连带问题",
+        "leads_to_one": "导致 %d 个连带问题",
         "same_rule_more": "同一规则另有 %d 处：",
         "objects": "对象",
         "manual_row": "手册条目",
@@ -251,6 +267,10 @@ class Strings:
 
     def __contains__(self, name: object) -> bool:
         return name in self._table
+
+    def plural(self, n: int, name: str) -> str:
+        """The word for `n` things: `name_one` for one where the language has it."""
+        return self._table.get(f"{name}_one", self._table[name]) if n == 1 else self._table[name]
 
 
 def default_lang(environ: dict[str, str] | None = None) -> str:

@@ -62,7 +62,9 @@ def build_report(
         # The file name only: the same bundle gives the same report from any directory.
         "bundle": {**analysis.bundle, "source": PurePath(analysis.bundle["source"]).name},
         "summary": {
-            "root_causes": len(analysis.roots),
+            # An info finding (expected or ignorable behaviour) is a note, not a root cause.
+            "root_causes": sum(1 for r in analysis.roots if r.severity != "info"),
+            "notes": sum(1 for r in analysis.roots if r.severity == "info"),
             "consequences": sum(len(r.children) for r in analysis.roots),
             "by_severity": by_sev,
             "rules": rules_count,

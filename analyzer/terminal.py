@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from .i18n import STRINGS
+from .i18n import STRINGS, Strings
 
 MAX_CHAINS = 5
 _MARK = {"critical": "!!", "error": "! ", "warning": "~ ", "info": "i "}
 
 
 def summary_lines(report: dict[str, Any]) -> list[str]:
-    t = STRINGS[report["lang"]]
+    t = Strings(STRINGS[report["lang"]])
     b, s = report["bundle"], report["summary"]
     lines = []
     if report["possible_secrets"]:
@@ -23,7 +23,9 @@ def summary_lines(report: dict[str, Any]) -> list[str]:
         f"{t['report_title']}: {b['source']}",
         f"  {t['collected']} {b['created_at']} · {t['cluster']} {b.get('server_version') or '?'}"
         f" · {t['tf']} {b.get('tf_version') or t['version_unknown']} ({b['tf_namespace']})",
-        f"  {s['root_causes']} {t['root_causes']}, {s['consequences']} {t['consequences']}; "
+        f"  {s['root_causes']} {t.plural(s['root_causes'], 'root_causes')}, "
+        f"{s['consequences']} {t.plural(s['consequences'], 'consequences')}, "
+        f"{s['notes']} {t.plural(s['notes'], 'notes')}; "
         + ", ".join(f"{n} {t[o]}" for o, n in s["rules"].items() if o in t),
     ]
     if not report["findings"]:

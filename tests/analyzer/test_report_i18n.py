@@ -29,6 +29,8 @@ DYNAMIC = {
 }
 _PY_KEY = re.compile(r"""\b(?:t|strings)\[\s*['"]([a-z_]+)['"]\s*\]""")
 _PY_PREFIX = re.compile(r"""\b(?:t|strings)\[\s*['"]([a-z_]+)['"]\s*\+""")
+# t.plural(n, "name") reads "name", and "name_one" where the language has it.
+_PY_PLURAL = re.compile(r"""\bt\.plural\([^,()]+(?:\[[^]]*\])?,\s*['"]([a-z_]+)['"]\)""")
 
 
 def _template_keys(source: str) -> tuple[set[str], set[str]]:
@@ -36,8 +38,19 @@ def _template_keys(source: str) -> tuple[set[str], set[str]]:
     tree = jinja2.Environment().parse(source)
     keys: set[str] = set()
     prefixes: set[str] = set()
+    plural = set()
+    for call in tree.find_all(nodes.Call):
+        fn = call.node
+        if isinstance(fn, nodes.Getattr) and fn.attr == "plural":
+            plural.add(id(fn))
+            if len(call.args) == 2 and isinstance(call.args[1], nodes.Const):
+                keys.add(call.args[1].value)
+            else:
+                prefixes.add("")
     for node in tree.find_all((nodes.Getattr, nodes.Getitem)):
         if not (isinstance(node.node, nodes.Name) and node.node.name == "t"):
+            continue
+        if id(node) in plural:
             continue
         if isinstance(node, nodes.Getattr):
             keys.add(node.attr)
@@ -62,11 +75,13 @@ def used_keys() -> set[str]:
         text = Path(module.__file__).read_text("utf-8")
         keys |= set(_PY_KEY.findall(text))
         prefixes |= set(_PY_PREFIX.findall(text))
+        keys |= set(_PY_PLURAL.findall(text))
     unknown = prefixes - set(DYNAMIC)
     assert not unknown, f"keys built from values this test does not know: {unknown}"
     for prefix in prefixes:
         keys |= {prefix + value for value in DYNAMIC[prefix]}
-    return keys
+    # The singular of a counted word is optional in a table, and used where it is present.
+    return keys | {k + "_one" for k in keys if any(k + "_one" in t for t in STRINGS.values())}
 
 
 def missing_translations() -> dict[str, list[str]]:
