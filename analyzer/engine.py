@@ -71,6 +71,7 @@ def analyze(bundle: Bundle, rules: list[Rule]) -> Analysis:
         results=results,
         roots=rank(findings),
         collection_gaps=bundle.failed_artifacts(),
+        absent=[a for a in bundle.artifacts if a["status"] == "not_found"],
         possible_secrets=[vars(leak) for leak in bundle.possible_secrets()],
     )
 

@@ -86,7 +86,7 @@ def model_of(report: dict[str, Any]) -> dict[str, Any]:
         for table in view["tables"]:
             table["rows_cut"] = 0
     model["root_groups"] = []
-    model["cut"] = {"discovery": 0, "gaps": 0, "skipped": 0, "secrets": 0}
+    model["cut"] = {"discovery": 0, "gaps": 0, "absent": 0, "skipped": 0, "secrets": 0}
     return model
 
 
@@ -200,13 +200,17 @@ def _cap_lists(model: dict[str, Any], trim: dict[str, Any], rows: int) -> None:
         trim["list_rows"] += extra
     for r in model["rules"]:
         r["reason"] = _cut(r["reason"], LINE_CHARS)
-    for key, cut in (("collection_gaps", "gaps"), ("possible_secrets", "secrets")):
+    for key, cut in (
+        ("collection_gaps", "gaps"),
+        ("absent", "absent"),
+        ("possible_secrets", "secrets"),
+    ):
         extra = len(model[key]) - rows
         if extra > 0:
             model[key] = model[key][:rows]
             model["cut"][cut] += extra
             trim["list_rows"] += extra
-    for g in model["collection_gaps"]:
+    for g in (*model["collection_gaps"], *model["absent"]):
         g["message"] = _cut(g["message"], LINE_CHARS)
 
 

@@ -83,6 +83,7 @@ def build_report(
             for r in analysis.results
         ],
         "collection_gaps": [_gap(a) for a in analysis.collection_gaps],
+        "absent": [_gap(a) for a in analysis.absent],
         "possible_secrets": analysis.possible_secrets,
         "views": views,
     }
@@ -116,9 +117,14 @@ def _finding(f: Finding, lang: str, manual: Any, *, root: bool) -> dict[str, Any
 
 
 def _gap(art: dict[str, Any]) -> dict[str, Any]:
-    if art["type"] == "log":
+    kind = art["type"]
+    if kind == "log":
         prev = " (previous)" if art.get("previous") else ""
         what = f"logs {art.get('namespace')}/{art.get('pod')}/{art.get('container')}{prev}"
+    elif kind == "exec":
+        what = f"exec {art.get('check', '')} in {art.get('namespace')}/{art.get('pod')}"
+    elif kind in ("helm", "metrics") or not art.get("resource"):
+        what = str(art["id"])  # helm:<release>, metrics:<...>
     else:
         where = f" in {art['namespace']}" if art.get("namespace") else ""
         sel = f" -l {art['label_selector']}" if art.get("label_selector") else ""

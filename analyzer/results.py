@@ -54,6 +54,7 @@ class Analysis:
     roots: list[Finding]  # root causes in rank order, consequences nested in `children`
     collection_gaps: list[dict[str, Any]]  # artifacts that could not be collected
     possible_secrets: list[dict[str, Any]] = field(default_factory=list)  # member, kind, count
+    absent: list[dict[str, Any]] = field(default_factory=list)  # what the API said does not exist
 
     def findings(self) -> list[Finding]:
         out: list[Finding] = []

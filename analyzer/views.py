@@ -40,7 +40,7 @@ GPU_COLUMNS = (
 )
 DEFAULT_NODE_SELECTOR = "nvidia.com/gpu.present=true"
 LINKS = ("node", "gpunode", "hypervisor", "gpus")
-LINK_STATES = ("ok", "broken", "unknown")
+LINK_STATES = ("ok", "waiting", "broken", "unknown")
 LINK_REASONS = (
     "missing",
     "not_labelled",
@@ -274,9 +274,11 @@ def _gpunode_link(name: str, gpunode: dict[str, Any] | None, hypervisor: str) ->
         return _link("gpunode", "broken", None, f"no GPUNode {name}", "missing")
     phase = (gpunode.get("status") or {}).get("phase") or "(none)"
     # A GPUNode is Pending until its hypervisor is Running and Ready: with the hypervisor
-    # down, the phase is that link's consequence, and the GPUNode link itself holds.
-    if phase == "Running" or hypervisor != "ok":
+    # down, the phase is that link's consequence: not broken itself, but not fine either.
+    if phase == "Running":
         return _link("gpunode", "ok", name, f"phase={phase}")
+    if hypervisor != "ok":
+        return _link("gpunode", "waiting", name, f"phase={phase}")
     return _link("gpunode", "broken", name, f"phase={phase}", "not_running")
 
 

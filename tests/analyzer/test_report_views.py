@@ -186,10 +186,10 @@ def test_discovery_chain_marks_the_first_broken_link(tmp_path: Path) -> None:
         "not-ready": (0, "not_ready"),
         "gone": (0, "missing"),
     }  # "cpu-only" has no GPU: not a GPU node
-    # A GPUNode is Pending while its hypervisor is down: that link holds, the hypervisor broke.
+    # A GPUNode is Pending while its hypervisor is down: that link waits, the hypervisor broke.
     assert got["crashing"]["links"][1] == {
         "kind": "gpunode",
-        "state": "ok",
+        "state": "waiting",
         "name": "crashing",
         "facts": "phase=Pending",
         "reason": None,
