@@ -105,6 +105,18 @@ def _min(values: list[Any], default: Any = 0.0) -> Any:
     return min(values) if values else default
 
 
+def _sum(values: list[Any]) -> float:
+    """The sum of a list of numbers (CEL has no sum): 0.0 for an empty list."""
+    if not isinstance(values, list):
+        raise TypeError(f"sum() takes a list, not {type(values).__name__}")
+    total = 0.0
+    for v in values:
+        if type(v) not in (int, float):
+            raise TypeError(f"sum() of a list holding {type(v).__name__}")
+        total += v
+    return total
+
+
 FUNCTIONS = {
     "quantity": quantity,
     "dig": dig,
@@ -113,4 +125,5 @@ FUNCTIONS = {
     "extract": extract,
     "max": _max,
     "min": _min,
+    "sum": _sum,
 }

@@ -106,6 +106,8 @@ VALUES = [
     ('label(pod, "app") + annotation(pod, "none")', "x"),
     ('extract("port 8001 busy", "port ([0-9]+)")', "8001"),
     ("max([1.5, 2.5], 0.0) + min([], 1.0)", 3.5),
+    # sum: every element, not only a first few (the overcommit rule adds all pods of a card)
+    ("sum([1.5, 2.5, 3, 4, 5, 6, 7, 8, 9.5]) + sum([])", 46.5),
 ]
 
 
@@ -135,6 +137,7 @@ ERRORS = [
     ('int("1.5")', "cannot convert"),
     ("int(1e30)", "out of the int range"),
     ('quantity("lots")', "quantity(): not a quantity"),
+    ('sum([1.0, "2"])', "sum(): sum() of a list holding str"),
     ('"x".matches("(")', "invalid regex"),
     ("unknown_name", "undeclared reference"),
     ("{1.5: 1}", "unsupported map key"),
