@@ -7,7 +7,6 @@ the rule *skipped* with the reason, never *passed*.
 
 from __future__ import annotations
 
-import functools
 import weakref
 from dataclasses import dataclass
 from typing import Any
@@ -105,10 +104,11 @@ def evaluate(rule: Rule, bundle: Bundle, tf: dict[str, Any]) -> RuleResult:
     selections = {
         name: _Selection(bundle, rule.bindings[name], shared[name]) for name in rule.where
     }
+    own = _Own(rule, bundle)
     gaps: list[tuple[str, str]] = []  # (what is missing, for which object)
     errors: list[str] = []
     for subject in subjects:
-        variables = _Variables(base, _subject_bindings(rule, bundle, subject))
+        variables = _Variables(base, own, subject)
         if rule.subject:
             variables[rule.subject] = subject
         try:
@@ -291,40 +291,42 @@ class _Variables(dict):  # type: ignore[type-arg]
     an expression reaches it: a pod that the first condition rules out costs no log reading,
     and data that was not collected matters only where it would decide the result."""
 
-    def __init__(self, base: dict[str, Any], own: dict[str, Any]) -> None:
+    def __init__(self, base: dict[str, Any], own: _Own, subject: dict[str, Any] | None) -> None:
         super().__init__(base)
-        self.own = own
+        self.own, self.subject = own, subject or {}
         self.missing: dict[str, _Unavailable] = {}
 
     def __missing__(self, name: str) -> Any:
         if name in self.missing:  # asked again: the same answer, without looking again
             raise self.missing[name].with_traceback(None)
-        make = self.own.get(name)
-        if make is None:
+        found = self.own.get(name)
+        if found is None:
             raise KeyError(name)
+        read, spec = found
         try:
-            value = self[name] = make()
+            value = self[name] = read(self.own.bundle, self.subject, spec)
         except _Unavailable as exc:
             self.missing[name] = exc
             raise
         return value
 
 
-def _subject_bindings(rule: Rule, bundle: Bundle, subject: dict[str, Any] | None) -> dict[str, Any]:
-    """name -> a function giving the subject's own data, or raising _Unavailable."""
-    obj = subject or {}
-    bound: dict[str, Any] = {}
-    for name, spec in rule.bindings.items():
-        if "logs" in spec:
-            bound[name] = functools.partial(_log_lines, bundle, obj, spec)
-        elif "events_for" in spec:
-            bound[name] = functools.partial(_events, bundle, obj)
-        elif "exec" in spec:
-            bound[name] = functools.partial(_exec_output, bundle, obj, spec)
-    return bound
+class _Own(dict):  # type: ignore[type-arg]
+    """A rule's own-data bindings: name -> (reader, spec), the same for every subject."""
+
+    def __init__(self, rule: Rule, bundle: Bundle) -> None:
+        super().__init__()
+        self.bundle = bundle
+        for name, spec in rule.bindings.items():
+            if "logs" in spec:
+                self[name] = (_log_lines, spec)
+            elif "events_for" in spec:
+                self[name] = (_events, spec)
+            elif "exec" in spec:
+                self[name] = (_exec_output, spec)
 
 
-def _events(bundle: Bundle, obj: dict[str, Any]) -> list[dict[str, Any]]:
+def _events(bundle: Bundle, obj: dict[str, Any], _spec: dict[str, Any]) -> list[dict[str, Any]]:
     cov = bundle.coverage("events", namespace=obj.get("metadata", {}).get("namespace"))
     if not cov.ok:
         raise _Unavailable(cov.message)

@@ -131,8 +131,9 @@ class _Compiler:
 
     # -- access
     def _select(self, node: Select, scope: frozenset[str]) -> Fn:
-        operand, field = self.node(node.operand, scope), node.field
+        field = node.field
         if node.test_only:
+            operand = self.node(node.operand, scope)
 
             def has(g: Mapping[str, Any], loc: dict[str, Any]) -> bool:
                 value = operand(g, loc)
@@ -142,14 +143,24 @@ class _Compiler:
 
             return has
 
+        # `pod.metadata.namespace` is one walk down the path, not a closure per field.
+        base, path = node.operand, [field]
+        while isinstance(base, Select) and not base.test_only:
+            path.insert(0, base.field)
+            base = base.operand
+        start, fields = self.node(base, scope), tuple(path)
+
         def select(g: Mapping[str, Any], loc: dict[str, Any]) -> Any:
-            value = operand(g, loc)
-            if isinstance(value, dict):
-                try:
-                    return value[field]
-                except KeyError:
-                    raise CelError(f"no such key: {field}") from None
-            raise CelError(f"no field {field!r} on {rt.type_name(value)}")
+            value = start(g, loc)
+            for name in fields:
+                if isinstance(value, dict):
+                    try:
+                        value = value[name]
+                    except KeyError:
+                        raise CelError(f"no such key: {name}") from None
+                else:
+                    raise CelError(f"no field {name!r} on {rt.type_name(value)}")
+            return value
 
         return select
 
@@ -207,22 +218,49 @@ class _Compiler:
                 return lambda g, loc: fn(a0(g, loc))
             return lambda g, loc: fn(*[a(g, loc) for a in args])
 
-        def call(*values: Any) -> Any:
+        def failed(exc: Exception) -> CelError:
+            # The host's errors are CEL errors: || may absorb them.
+            return CelError(f"{name}(): {exc}")
+
+        # Most calls take one or two arguments, the second often a literal (a label's key, a
+        # path): no list built and no closure called for those.
+        if len(args) == 1:
+            (a0,) = args
+
+            def host1(g: Mapping[str, Any], loc: dict[str, Any]) -> Any:
+                x = a0(g, loc)
+                try:
+                    return fn(x)
+                except (CelError, Unknown):
+                    raise
+                except Exception as exc:
+                    raise failed(exc) from exc
+
+            return host1
+        if len(args) > 1 and all(isinstance(a, Literal) for a in node.args[1:]):
+            a0, rest = args[0], tuple(a.value for a in node.args[1:])  # type: ignore[attr-defined]
+
+            def host_literals(g: Mapping[str, Any], loc: dict[str, Any]) -> Any:
+                x = a0(g, loc)
+                try:
+                    return fn(x, *rest)
+                except (CelError, Unknown):
+                    raise
+                except Exception as exc:
+                    raise failed(exc) from exc
+
+            return host_literals
+
+        def host_call(g: Mapping[str, Any], loc: dict[str, Any]) -> Any:
+            values = [a(g, loc) for a in args]
             try:
                 return fn(*values)
             except (CelError, Unknown):
                 raise
-            except Exception as exc:  # the host's errors are CEL errors: || may absorb them
-                raise CelError(f"{name}(): {exc}") from exc
+            except Exception as exc:
+                raise failed(exc) from exc
 
-        # Most calls take one or two arguments: no list built for them.
-        if len(args) == 1:
-            (a0,) = args
-            return lambda g, loc: call(a0(g, loc))
-        if len(args) == 2:
-            a0, a1 = args
-            return lambda g, loc: call(a0(g, loc), a1(g, loc))
-        return lambda g, loc: call(*[a(g, loc) for a in args])
+        return host_call
 
     # -- operators
     def _unary(self, node: Unary, scope: frozenset[str]) -> Fn:
@@ -231,9 +269,19 @@ class _Compiler:
         return lambda g, loc: op(operand(g, loc))
 
     def _binary(self, node: Binary, scope: frozenset[str]) -> Fn:
-        left, right = self.node(node.left, scope), self.node(node.right, scope)
         if node.op in ("&&", "||"):
-            return _logical(node.op, left, right)
+            return _logical(node.op, [self.node(n, scope) for n in _operands(node, node.op)])
+        left, right = self.node(node.left, scope), self.node(node.right, scope)
+        if (
+            node.op in ("==", "!=")
+            and isinstance(node.right, Literal)
+            and type(node.right.value) is str
+        ):
+            const, negate = node.right.value, node.op == "!="
+            # A string against a string literal, the most common comparison in rules.
+            return lambda g, loc: (
+                negate is not (v == const if type(v := left(g, loc)) is str else rt.equal(v, const))
+            )
         if node.op == "==":
             return lambda g, loc: rt.equal(left(g, loc), right(g, loc))
         if node.op == "!=":
@@ -341,35 +389,44 @@ def _ordering(op: str, left: Fn, right: Fn) -> Fn:
     return ordering
 
 
-def _logical(op: str, left: Fn, right: Fn) -> Fn:
-    decisive = op == "||"  # the value of one side that decides the result
+def _operands(node: Node, op: str) -> list[Node]:
+    """`a && b && c` (parsed as `(a && b) && c`) as [a, b, c]: one loop, not nested calls."""
+    out: list[Node] = []
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, Binary) and n.op == op:
+            stack += (n.right, n.left)
+        else:
+            out.append(n)
+    return out
+
+
+def _logical(op: str, operands: list[Fn]) -> Fn:
+    """CEL's commutative && and ||: the first operand that decides (false for &&, true for
+    ||) is the value, whatever errors the others raise; with none deciding, the first error
+    (or non-bool) in order is the error."""
+    decisive = op == "||"
+    name = f"_{op}_"
 
     def logical(g: Mapping[str, Any], loc: dict[str, Any]) -> bool:
-        try:
-            a = left(g, loc)
-        except Exception as exc:
-            if _try(right, g, loc) is decisive:
+        error: Exception | None = None
+        for operand in operands:
+            try:
+                value = operand(g, loc)
+            except Exception as exc:
+                if error is None:
+                    error = exc
+                continue
+            if value is decisive:
                 return decisive
-            raise exc
-        if a is decisive:
-            return a
-        if a is (not decisive):
-            b = right(g, loc)
-            if b is True or b is False:
-                return b
-            raise rt.no_overload(f"_{op}_", a, b)
-        if _try(right, g, loc) is decisive:  # a is not a bool: an error unless b decides
-            return decisive
-        raise rt.no_overload(f"_{op}_", a)
+            if value is not (not decisive) and error is None:
+                error = rt.no_overload(name, value)
+        if error is not None:
+            raise error
+        return not decisive
 
     return logical
-
-
-def _try(fn: Fn, g: Mapping[str, Any], loc: dict[str, Any]) -> Any:
-    try:
-        return fn(g, loc)
-    except Exception:
-        return None
 
 
 def _elements(value: Any, loc: dict[str, Any]) -> Any:
