@@ -158,6 +158,16 @@ def _gaps_text(gaps: list[tuple[str, str]], shown: int = 3) -> str:
     return "; ".join(clauses)
 
 
+def _run_or_missing(
+    expr: Expr, variables: dict[str, Any], missing: list[str], default: Any = None
+) -> Any:
+    try:
+        return _run(expr, variables)
+    except _Unavailable as exc:
+        missing.append(f"(not collected: {exc.message}{': ' + exc.where if exc.where else ''})")
+        return default
+
+
 def _run(expr: Expr, variables: dict[str, Any]) -> Any:
     try:
         return expr.program.run(variables)
@@ -304,7 +314,7 @@ class _Variables(dict):  # type: ignore[type-arg]
             raise KeyError(name)
         read, spec = found
         try:
-            value = self[name] = read(self.own.bundle, self.subject, spec)
+            value = self[name] = read(self, spec)
         except _Unavailable as exc:
             self.missing[name] = exc
             raise
@@ -319,14 +329,33 @@ class _Own(dict):  # type: ignore[type-arg]
         self.bundle = bundle
         for name, spec in rule.bindings.items():
             if "logs" in spec:
-                self[name] = (_log_lines, spec)
+                # The subject's own logs, or those of the pods a `where` binding picked for it
+                # (the hypervisor of a GPUNode, say).
+                mine = spec["logs"] == rule.subject
+                self[name] = (_subject_logs if mine else _selected_logs, spec)
             elif "events_for" in spec:
-                self[name] = (_events, spec)
+                self[name] = (_subject_events, spec)
             elif "exec" in spec:
-                self[name] = (_exec_output, spec)
+                self[name] = (_subject_exec, spec)
 
 
-def _events(bundle: Bundle, obj: dict[str, Any], _spec: dict[str, Any]) -> list[dict[str, Any]]:
+def _subject_logs(v: _Variables, spec: dict[str, Any]) -> list[str]:
+    return _log_lines(v.own.bundle, v.subject, spec)
+
+
+def _selected_logs(v: _Variables, spec: dict[str, Any]) -> list[str]:
+    return [line for pod in v[spec["logs"]] for line in _log_lines(v.own.bundle, pod, spec)]
+
+
+def _subject_events(v: _Variables, spec: dict[str, Any]) -> list[dict[str, Any]]:
+    return _events(v.own.bundle, v.subject)
+
+
+def _subject_exec(v: _Variables, spec: dict[str, Any]) -> dict[str, Any]:
+    return _exec_output(v.own.bundle, v.subject, spec)
+
+
+def _events(bundle: Bundle, obj: dict[str, Any]) -> list[dict[str, Any]]:
     cov = bundle.coverage("events", namespace=obj.get("metadata", {}).get("namespace"))
     if not cov.ok:
         raise _Unavailable(cov.message)
@@ -388,15 +417,22 @@ def _evaluate_one(
         raise RuleEvalError(f"when: must be true or false, got {type(fired).__name__}")
     if not fired:
         return None
+    # The rule fired: data missing for its evidence or texts is said in the evidence, and
+    # never loses the finding.
+    missing: list[str] = []
     evidence: list[str] = []
     for expr in rule.evidence:
-        value = _run(expr, variables)
+        value = _run_or_missing(expr, variables, missing)
         items = value if isinstance(value, list) else [value]
         for item in items:
             text = str(item) if item is not None else ""
             if text and text not in evidence:  # the same line in current and previous logs
                 evidence.append(text)
-    values = {name: _plain(_run(expr, variables)) for name, expr in rule.vars.items()}
+    values = {
+        name: _plain(_run_or_missing(expr, variables, missing, ""))
+        for name, expr in rule.vars.items()
+    }
+    evidence += [m for m in dict.fromkeys(missing) if m not in evidence]
     meta = (subject or {}).get("metadata", {})
     context = {
         **values,

@@ -133,10 +133,19 @@ def load_rule(path: Path, root: Path) -> Rule:
     scope = set(GLOBAL_NAMES) | set(bindings)
     if for_each:
         scope.add(for_each["as"])
+    subject = (for_each or {}).get("as")
     for name, binding in bindings.items():
         target = binding.get("logs") or binding.get("events_for") or binding.get("exec")
-        if target is not None and target != (for_each or {}).get("as"):
-            raise RuleLoadError(f"{rel}: with.{name}: {target!r} is not the for_each subject")
+        if target is None or target == subject:
+            continue
+        picked = bindings.get(target) or {}
+        # Logs may also come from the pods a `where` binding picks for each subject.
+        if "logs" in binding and picked.get("objects") == "pods" and "where" in picked:
+            continue
+        raise RuleLoadError(
+            f"{rel}: with.{name}: {target!r} is not the for_each subject"
+            + (" nor a binding of pods with `where`" if "logs" in binding else "")
+        )
 
     where = {}
     for name, binding in bindings.items():

@@ -132,11 +132,12 @@ def _objects(resource: str, namespace: str | None, spec: dict[str, Any]) -> str:
 def _logs(spec: dict[str, Any]) -> str:
     containers = spec.get("containers")
     which = {False: "current", True: "previous", "both": "current and previous"}
-    text = "logs ({}) of {}".format(
+    text = "logs ({}) of {} of {}".format(
         which[spec.get("previous", False)],
         "container " + " or ".join(_code(c) for c in containers)
         if containers
         else "every container",
+        _code(spec["logs"]),
     )
     if spec.get("tail"):
         text += f", last {spec['tail']} lines"

@@ -52,8 +52,22 @@ BAD = {
         "fix.en: unknown template variable(s) nope",
     ),
     "template syntax": ({**GOOD, "fix": {"en": "{% if %}", "zh": "x"}}, "fix.en: invalid template"),
-    "logs of non-subject": ({**GOOD, "with": {"log": {"logs": "other"}}}, "with.log"),
+    "logs of non-subject": (
+        {**GOOD, "with": {"log": {"logs": "other"}}},
+        "with.log: 'other' is not the for_each subject nor a binding of pods with `where`",
+    ),
+    "logs of pods not picked per subject": (
+        {**GOOD, "with": {"others": {"objects": "pods"}, "log": {"logs": "others"}}},
+        "with.log: 'others' is not the for_each subject",
+    ),
 }
+
+
+def test_logs_of_the_pods_a_where_binding_picks_load(tmp_path: Path) -> None:
+    picked = {"objects": "pods", "where": {"spec.nodeName": "pod.spec.nodeName"}}
+    data = {**GOOD, "with": {"peers": picked, "log": {"logs": "peers"}}, "when": "log.size() > 0"}
+    (rule,) = load_rules(_write(tmp_path, data))
+    assert rule.bindings["log"] == {"logs": "peers"}
 
 
 @pytest.mark.parametrize("case", sorted(BAD))
