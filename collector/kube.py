@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import urllib3
+import yaml
 from kubernetes import client as k8s
 from kubernetes import config as k8s_config
 from kubernetes.config.config_exception import ConfigException
@@ -52,9 +53,9 @@ def connect(kubeconfig: str | None, context: str | None) -> Connection:
     cfg = k8s.Configuration()
     explicit = kubeconfig or os.environ.get("KUBECONFIG")
     default_file = Path(os.path.expanduser("~/.kube/config"))
+    path = explicit.split(os.pathsep)[0] if explicit else str(default_file)
     try:
         if explicit or default_file.exists() or not os.environ.get("KUBERNETES_SERVICE_HOST"):
-            path = explicit.split(os.pathsep)[0] if explicit else str(default_file)
             if not Path(path).exists():
                 where = "" if explicit else " and this is not a pod in a cluster"
                 raise ConfigError(f"kubeconfig {path} does not exist{where}")
@@ -66,6 +67,16 @@ def connect(kubeconfig: str | None, context: str | None) -> Connection:
             ctx_name = "in-cluster"
     except ConfigException as exc:
         raise ConfigError(f"no usable Kubernetes configuration: {exc}") from exc
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" (line {mark.line + 1})" if mark is not None else ""
+        raise ConfigError(f"kubeconfig {path} is not valid YAML{where}") from None
+    except OSError as exc:
+        raise ConfigError(f"cannot read kubeconfig {path}: {exc.strerror or exc}") from None
+    except (AttributeError, KeyError, TypeError, ValueError) as exc:
+        # Valid YAML, but not shaped like a kubeconfig (a list, a string, a context that is
+        # not a mapping): the client trips over it before it can say so.
+        raise ConfigError(f"kubeconfig {path} is not a valid kubeconfig: {exc}") from None
     cfg.retries = False  # we retry ourselves, with Retry-After and a budget
     return Connection(api_client=k8s.ApiClient(cfg), context=ctx_name, server=cfg.host)
 
@@ -191,6 +202,10 @@ class Kube:
                     method, url, headers, payload, post, _request_timeout=self.timeout
                 )
                 data = self._body(resp.response, path)
+            except urllib3.exceptions.NewConnectionError as exc:
+                # Refused, or a host name that does not resolve: urllib3 files these under
+                # timeouts, but no time ran out.
+                raise CallFailed("error", f"connection failed: {_reason(exc)}") from exc
             except (urllib3.exceptions.ReadTimeoutError, urllib3.exceptions.TimeoutError) as exc:
                 raise CallFailed("timeout", f"no answer within {self.timeout:g}s") from exc
             except (urllib3.exceptions.HTTPError, OSError) as exc:

@@ -30,7 +30,7 @@ from .bundle import (
     metrics_member,
     objects_member,
 )
-from .errors import UnreachableError
+from .errors import ConfigError, UnreachableError
 from .filters import KEEP, strip
 from .health import unhealthy_reason
 from .helm import RELEASE_SELECTOR, ReleaseDecodeError, latest_record, project_record
@@ -263,6 +263,14 @@ class _Run:
         try:
             self.server_version = self.kube.get_json("/version")
         except CallFailed as exc:
+            if exc.http_status == 401:
+                # It answered, and refused who we are: an expired or revoked token, a client
+                # certificate it no longer trusts. A configuration problem, not an outage.
+                raise ConfigError(
+                    f"the API server at {self.kube.conn.server} refused the credentials of "
+                    f"context {self.kube.conn.context or '(default)'} ({exc.message}): the token "
+                    "may have expired; log in again or refresh the kubeconfig"
+                ) from None
             raise UnreachableError(
                 f"the API server at {self.kube.conn.server} did not answer: {exc.message}"
             ) from None

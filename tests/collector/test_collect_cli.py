@@ -133,12 +133,50 @@ def test_unreachable_server_is_one_line(tmp_path: Path) -> None:
     assert list(p.name for p in tmp_path.iterdir()) == ["kubeconfig"]
 
 
+def test_expired_token_is_a_config_error(emulator, tmp_path: Path) -> None:
+    # An expired or revoked token: the API server answers, with 401 to everything.
+    emulator.faults.add(status=401, message="Unauthorized")
+    out = tmp_path / "out"
+    out.mkdir()
+    proc = tf_collect("--kubeconfig", str(emulator.kubeconfig), "-o", str(out / "b.tar.zst"))
+    assert proc.returncode == 4, proc.stderr
+    assert "Traceback" not in proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("tf-collect: "), proc.stderr
+    assert "refused the credentials" in lines[0] and "401" in lines[0], lines[0]
+    assert list(out.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("content", "words"),
+    [
+        ("apiVersion: v1\nclusters: [{name: x\n", "is not valid YAML"),
+        ("- just\n- a list\n", "is not a valid kubeconfig"),
+        ("", "is empty"),
+    ],
+    ids=["not yaml", "a list", "empty"],
+)
+def test_unusable_kubeconfig_is_one_line(tmp_path: Path, content: str, words: str) -> None:
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(content)
+    proc = tf_collect("--kubeconfig", str(kubeconfig), "-o", str(tmp_path / "b.tar.zst"))
+    assert proc.returncode == 4, proc.stderr
+    assert "Traceback" not in proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("tf-collect: "), proc.stderr
+    assert words in lines[0], lines[0]
+    assert [p.name for p in tmp_path.iterdir()] == ["kubeconfig"]
+
+
 def test_missing_output_directory(emulator, tmp_path: Path) -> None:
     proc = tf_collect(
         "--kubeconfig", str(emulator.kubeconfig), "-o", str(tmp_path / "no" / "b.tar.zst")
     )
     assert proc.returncode == 6
-    assert "does not exist" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "does not exist" in lines[0], proc.stderr
+    assert [p.name for p in tmp_path.iterdir()] == ["kubeconfig"]  # nothing made, not even it
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])

@@ -37,11 +37,14 @@ KINDS: dict[str, tuple[dict[str, Any], str]] = {
     "500": ({"status": 500}, "error"),
     "503": ({"status": 503}, "error"),
     "429-once": ({"status": 429, "retry_after": 1, "count": 1}, "ok"),  # retried, then fine
+    "429": ({"status": 429, "retry_after": 1}, "error"),  # retried a few times, then given up
     "reset": ({"breaks": "reset"}, "error"),
-    "stall": ({"breaks": "stall"}, "timeout"),
+    "read-timeout": ({"hang": True}, "timeout"),  # not a byte of an answer
+    "stall": ({"breaks": "stall"}, "timeout"),  # half an answer, then silence
     "malformed": ({"breaks": "malformed"}, "error"),
 }
-LOG_KINDS = ("403", "500", "reset", "stall", "endless")
+# A log is text: "malformed" (garbled JSON) means nothing for it; a stream that never ends does.
+LOG_KINDS = ("403", "404", "409", "429", "500", "503", "reset", "read-timeout", "stall", "endless")
 KINDS["endless"] = ({"breaks": "endless"}, "timeout")
 
 
@@ -86,9 +89,10 @@ def test_random_faults(seed: int, clean: dict[str, str], tmp_path: Path) -> None
     log_pods = sorted(key.pod for key in data.logs if key.namespace == NS and not key.previous)
     targets: list[tuple[tuple[str, str, str | None], str]] = []
     list_kinds = sorted(KINDS.keys() - {"endless"})
-    # The first fault of run N cycles through every kind, so a few seeds cover them all.
+    # The first two faults of run N cycle through every kind, so the default seeds cover them
+    # all (and the log fault through every log kind).
     for i, resource in enumerate(rng.sample(LISTED, 3)):
-        kind = list_kinds[seed % len(list_kinds)] if i == 0 else rng.choice(list_kinds)
+        kind = list_kinds[(2 * seed + i) % len(list_kinds)] if i < 2 else rng.choice(list_kinds)
         targets.append((("list", resource, None), kind))
     targets.append((("log", "pods", rng.choice(log_pods)), LOG_KINDS[seed % len(LOG_KINDS)]))
     with Emulator(data) as emu:

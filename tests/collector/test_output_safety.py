@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ctypes
+import os
 import random
 import resource
 import signal
@@ -79,3 +81,32 @@ def test_output_path_that_is_a_directory(emulator: Emulator, tmp_path: Path) -> 
     assert proc.returncode == 2  # a bad option, refused before anything runs
     assert f"'{tmp_path}' is a directory" in proc.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+def _without_root_powers() -> None:
+    # Root writes anywhere: drop the capabilities that let it ignore file modes
+    # (CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH) from the bounding set, so the child is root
+    # in name only.
+    libc = ctypes.CDLL(None, use_errno=True)
+    for cap in (1, 2):
+        if libc.prctl(24, cap, 0, 0, 0) != 0:  # PR_CAPBSET_DROP
+            raise OSError(ctypes.get_errno(), "prctl(PR_CAPBSET_DROP)")
+
+
+def test_output_directory_not_writable(emulator: Emulator, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    out.chmod(0o555)
+    proc = subprocess.run(
+        [sys.executable, "-m", "collector", "--kubeconfig", str(emulator.kubeconfig),
+         "-o", str(out / "b.tar.zst")],
+        capture_output=True, text=True, timeout=120,
+        preexec_fn=_without_root_powers if os.geteuid() == 0 else None,
+    )  # fmt: skip
+    out.chmod(0o755)
+    assert proc.returncode == 6, proc.stderr
+    assert "Traceback" not in proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("tf-collect: "), proc.stderr
+    assert "not writable" in lines[0] and str(out) in lines[0], lines[0]
+    assert list(out.iterdir()) == []

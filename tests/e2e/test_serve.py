@@ -148,11 +148,16 @@ def test_serves_loopback_only_and_no_file_outside_the_bundle(served: Path) -> No
         conn.close()
         assert resp.status == 404, (path, resp.status)
         assert b"root:" not in body and socket.gethostname().encode() not in body, path
-    # Every write verb is refused.
-    for method in ("POST", "PUT", "PATCH", "DELETE"):
-        conn = http.client.HTTPConnection(url.hostname, url.port, timeout=5)
-        conn.request(method, f"/api/v1/namespaces/{NS}/pods/x", body=b"{}")
-        resp = conn.getresponse()
-        resp.read()
-        conn.close()
-        assert resp.status == 405, method
+    # Every write verb is refused: on an object, a collection, a cluster-scoped object, a
+    # subresource and a custom resource.
+    targets = (f"/api/v1/namespaces/{NS}/pods/x", f"/api/v1/namespaces/{NS}/pods",
+               "/api/v1/nodes/x", f"/api/v1/namespaces/{NS}/pods/x/log",
+               "/apis/tensor-fusion.ai/v1/gpupools/x")  # fmt: skip
+    for target in targets:
+        for method in ("POST", "PUT", "PATCH", "DELETE"):
+            conn = http.client.HTTPConnection(url.hostname, url.port, timeout=5)
+            conn.request(method, target, body=b"{}")
+            resp = conn.getresponse()
+            resp.read()
+            conn.close()
+            assert resp.status == 405, (method, target, resp.status)
