@@ -110,3 +110,48 @@ def test_output_directory_not_writable(emulator: Emulator, tmp_path: Path) -> No
     assert len(lines) == 1 and lines[0].startswith("tf-collect: "), proc.stderr
     assert "not writable" in lines[0] and str(out) in lines[0], lines[0]
     assert list(out.iterdir()) == []
+
+
+# tf-collect with a disk that fills up while the archive itself is written (after every member
+# was staged): the archive's file object refuses bytes past LEFT with ENOSPC.
+_FULL_WHILE_ARCHIVING = """
+import errno, os, sys
+LEFT = int(sys.argv.pop(1))
+real_fdopen = os.fdopen
+class Full:
+    def __init__(self, f):
+        self.f, self.left = f, LEFT
+    def write(self, data):
+        if len(data) > self.left:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        self.left -= len(data)
+        return self.f.write(data)
+    def __getattr__(self, name):
+        return getattr(self.f, name)
+    def __enter__(self):
+        return self
+    def __exit__(self, *exc):
+        self.f.close()
+os.fdopen = lambda fd, mode="r", *a, **k: Full(real_fdopen(fd, mode, *a, **k)) if "w" in mode else real_fdopen(fd, mode, *a, **k)
+from collector.entry import main
+sys.argv[0] = "tf-collect"
+main()
+"""
+
+
+@pytest.mark.parametrize("left", [0, 10_000])
+def test_disk_full_while_the_archive_is_written(
+    emulator: Emulator, tmp_path: Path, left: int
+) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    proc = subprocess.run(
+        [sys.executable, "-c", _FULL_WHILE_ARCHIVING, str(left), "--kubeconfig",
+         str(emulator.kubeconfig), "-o", str(out / "b.tar.zst")],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert proc.returncode == 6, proc.stderr
+    assert "Traceback" not in proc.stderr
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.startswith("tf-collect: cannot write") and "no space left" in last.lower(), last
+    assert list(out.iterdir()) == []  # no partial bundle under the final name, no temp file
