@@ -105,6 +105,7 @@ def evaluate(rule: Rule, bundle: Bundle, tf: dict[str, Any]) -> RuleResult:
         name: _Selection(bundle, rule.bindings[name], shared[name]) for name in rule.where
     }
     own = _Own(rule, bundle)
+    by_id: dict[str, Finding] = {}
     gaps: list[tuple[str, str]] = []  # (what is missing, for which object)
     errors: list[str] = []
     for subject in subjects:
@@ -126,7 +127,12 @@ def evaluate(rule: Rule, bundle: Bundle, tf: dict[str, Any]) -> RuleResult:
             # cycle only the collector would free, for each of 10,000 subjects.
             variables.missing.clear()
         if finding is not None:
-            result.findings.append(finding)
+            same = by_id.get(finding.id)
+            if same is None:
+                by_id[finding.id] = finding
+                result.findings.append(finding)
+            else:  # another Event about the same object: one finding, with both's evidence
+                same.evidence += [e for e in finding.evidence if e not in same.evidence]
     if result.findings:
         result.outcome = "fired"
         result.reason = "; ".join(errors[:3])
@@ -156,6 +162,15 @@ def _gaps_text(gaps: list[tuple[str, str]], shown: int = 3) -> str:
     if len(where) > shown:
         clauses.append(f"{len(where) - shown} more kinds of missing data")
     return "; ".join(clauses)
+
+
+def _finding_ref(subject: dict[str, Any]) -> str:
+    """What a finding is about: the object itself, or for an Event the object it is about
+    (an Event's name changes with every occurrence; comparing bundles needs the same ref)."""
+    involved = subject.get("involvedObject") if subject.get("kind") == "Event" else None
+    if isinstance(involved, dict) and involved.get("kind") and involved.get("name"):
+        return ref({"kind": involved["kind"], "metadata": involved})
+    return ref(subject)
 
 
 def _run_or_missing(
@@ -456,7 +471,7 @@ def _evaluate_one(
         manual=rule.manual,
         severity=rule.severity,
         section=rule.section,
-        objects=[ref(subject)] if subject else [],
+        objects=[_finding_ref(subject)] if subject else [],
         evidence=evidence,
         texts=texts,
         commands=commands,

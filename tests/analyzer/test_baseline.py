@@ -132,3 +132,46 @@ def test_baseline_does_not_go_with_serve(tmp_path: Path) -> None:
     proc = tf_analyze(HEALTHY, "--serve", "--baseline", BAD_CONFIG, cwd=tmp_path)
     assert proc.returncode == ExitCode.USAGE
     assert "--baseline" in proc.stderr
+
+
+def _rejections(path: Path, *names: str) -> Path:
+    from bundlekit import make_bundle
+
+    message = (
+        'Error creating: admission webhook "mpod.tensor-fusion.ai" denied the request: '
+        "parse tf resources: gpu pool not found"
+    )
+    events = [
+        {
+            "kind": "Event",
+            "metadata": {"namespace": "ml", "name": name},
+            "type": "Warning",
+            "reason": "FailedCreate",
+            "count": 3,
+            "message": f"{message} ({name})",
+            "involvedObject": {"kind": "ReplicaSet", "namespace": "ml", "name": "train-6f7c9d8b5"},
+        }
+        for name in names
+    ]
+    return make_bundle(path, objects={("", "events"): events})
+
+
+def test_a_rejection_seen_again_under_new_event_names_remains(tmp_path: Path) -> None:
+    # Each occurrence of an Event has a new name: the finding is about the ReplicaSet.
+    old = _rejections(tmp_path / "old.tar.zst", "train-6f7c9d8b5.18ecc94e0173a153")
+    new = _rejections(
+        tmp_path / "new.tar.zst", "train-6f7c9d8b5.18ecd0a1b2c3d4e5", "train-6f7c9d8b5.18ecd0ffee00"
+    )
+    report = compare(new, old, tmp_path)
+    c = report["comparison"]
+    finding = "webhook-rejects/pool-not-found@ReplicaSet/ml/train-6f7c9d8b5"
+    # (a bundle of events only: no controller either, in both)
+    assert [e["id"] for e in c["remaining"]] == ["baseline/tf-not-installed@-", finding]
+    assert c["fixed"] == c["new"] == []
+    # Two Events about one ReplicaSet are one finding, with the evidence of both.
+    (f,) = [f for f in report["findings"] if f["id"] == finding]
+    assert f["objects"] == ["ReplicaSet/ml/train-6f7c9d8b5"]
+    assert [e.endswith(("18ecd0a1b2c3d4e5)", "18ecd0ffee00)")) for e in f["evidence"]] == [
+        True,
+        True,
+    ]
