@@ -206,6 +206,12 @@ class _Selection:
             self.indexes[key] = cache[(base, key)]
 
     def of(self, where: tuple[tuple[str, Expr], ...], variables: dict[str, Any]) -> list[Any]:
+        if len(where) == 1:
+            # One key, one value: its bucket is already in bundle order and without repeats.
+            ((key, expr),) = where
+            wanted = _run(expr, variables)
+            if isinstance(wanted, (str, int, bool)):
+                return list(self.indexes[key].get(wanted, ()))
         found: dict[int, dict[str, Any]] = {}
         for key, expr in where:
             wanted = _run(expr, variables)
@@ -229,7 +235,9 @@ def _index(objects: list[dict[str, Any]], key: str) -> dict[Any, list[dict[str, 
     for obj in objects:
         for value in _values_at(obj, key):
             if isinstance(value, (str, int, bool)):
-                index.setdefault(value, []).append(obj)
+                bucket = index.setdefault(value, [])
+                if not bucket or bucket[-1] is not obj:  # two owners of one name: once
+                    bucket.append(obj)
     return index
 
 
