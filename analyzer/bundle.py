@@ -74,6 +74,7 @@ class Coverage:
 
     status: str  # a manifest status, or "not_collected"
     message: str
+    message_zh: str = ""
 
     @property
     def ok(self) -> bool:
@@ -400,14 +401,19 @@ class Bundle:
             return Coverage("ok", "")
         if not relevant:
             where = f" in {namespace}" if namespace else ""
+            where_zh = f"（命名空间 {namespace}）" if namespace else ""
             return Coverage(
-                "not_collected", f"{_display(resource, group)}{where} was not collected"
+                "not_collected",
+                f"{_display(resource, group)}{where} was not collected",
+                f"没有收集 {_display(resource, group)}{where_zh}",
             )
         worst = relevant[0]
         where = f" in {worst['namespace']}" if worst.get("namespace") else ""
+        where_zh = f"（命名空间 {worst['namespace']}）" if worst.get("namespace") else ""
         return Coverage(
             worst["status"],
             f"{_display(resource, group)}{where}: {worst['status']} ({worst.get('message', '')})",
+            f"{_display(resource, group)}{where_zh}：{worst['status']}（{worst.get('message', '')}）",
         )
 
     def possible_secrets(self) -> list[Leak]:

@@ -27,12 +27,17 @@ class RuleEvalError(Exception):
 
 
 class _Unavailable(cel.Unknown):
-    """Data a subject needs was not collected; the message says which and why, `where` which
-    object it was for (so that many subjects missing the same data make one line)."""
+    """Data a subject needs was not collected; the message says which and why (in English and
+    Chinese), `where` which object it was for (many subjects missing the same data make one
+    line)."""
 
-    def __init__(self, message: str, where: str = "") -> None:
+    def __init__(self, message: str, where: str = "", zh: str = "") -> None:
         super().__init__(message)
-        self.message, self.where = message, where
+        self.message, self.where, self.zh = message, where, zh or message
+
+    @classmethod
+    def of(cls, cov: Any) -> _Unavailable:
+        return cls(cov.message, zh=cov.message_zh)
 
 
 @dataclass(frozen=True)
@@ -97,7 +102,7 @@ def evaluate(rule: Rule, bundle: Bundle, tf: dict[str, Any]) -> RuleResult:
         shared = _shared_bindings(rule, bundle, scope)
         subjects = _subjects(rule, bundle, scope)
     except _Unavailable as exc:
-        result.outcome, result.reason = "skipped", str(exc)
+        result.outcome, result.reason, result.reason_zh = "skipped", exc.message, exc.zh
         return result
     # The expressions read the bundle's objects in place: nothing is converted or copied.
     base = {"tf": tf, **{k: v for k, v in shared.items() if k not in rule.where}}
@@ -106,7 +111,7 @@ def evaluate(rule: Rule, bundle: Bundle, tf: dict[str, Any]) -> RuleResult:
     }
     own = _Own(rule, bundle)
     by_id: dict[str, Finding] = {}
-    gaps: list[tuple[str, str]] = []  # (what is missing, for which object)
+    gaps: list[tuple[str, str, str]] = []  # (what is missing, in Chinese, for which object)
     errors: list[str] = []
     for subject in subjects:
         variables = _Variables(base, own, subject)
@@ -117,7 +122,7 @@ def evaluate(rule: Rule, bundle: Bundle, tf: dict[str, Any]) -> RuleResult:
                 variables[name] = selection.of(rule.where[name], variables)
             finding = _evaluate_one(rule, variables, subject)
         except _Unavailable as exc:
-            gaps.append((exc.message, exc.where))  # not exc: it holds every frame it left
+            gaps.append((exc.message, exc.zh, exc.where))  # not exc: it holds its frames
             continue
         except RuleEvalError as exc:
             errors.append(f"{_subject_ref(subject)}: {exc}")
@@ -139,16 +144,18 @@ def evaluate(rule: Rule, bundle: Bundle, tf: dict[str, Any]) -> RuleResult:
     elif errors:
         result.outcome, result.reason = "error", "; ".join(errors[:3])
     elif gaps:
-        result.outcome, result.reason = "skipped", _gaps_text(gaps)
+        result.outcome = "skipped"
+        result.reason, result.reason_zh = _gaps_text(gaps, "en"), _gaps_text(gaps, "zh")
     return result
 
 
-def _gaps_text(gaps: list[tuple[str, str]], shown: int = 3) -> str:
+def _gaps_text(gaps: list[tuple[str, str, str]], lang: str, shown: int = 3) -> str:
     """Why a rule was skipped, one clause per kind of missing data: `check X was not run
     (...): ns/a, ns/b, ns/c and 9,997 more`, not one clause per object."""
+    zh = lang == "zh"
     where: dict[str, list[str]] = {}
-    for message, obj in gaps:
-        objects = where.setdefault(message, [])
+    for en, chinese, obj in gaps:
+        objects = where.setdefault(chinese if zh else en, [])
         if obj:
             objects.append(obj)
     clauses = []
@@ -157,11 +164,13 @@ def _gaps_text(gaps: list[tuple[str, str]], shown: int = 3) -> str:
         if not objects:
             clauses.append(message)
             continue
-        more = f" and {len(objects) - shown:,} more" if len(objects) > shown else ""
-        clauses.append(f"{message}: {', '.join(objects[:shown])}{more}")
+        extra = len(objects) - shown
+        more = (f" 等另外 {extra:,} 个" if zh else f" and {extra:,} more") if extra > 0 else ""
+        clauses.append(f"{message}{'：' if zh else ': '}{', '.join(objects[:shown])}{more}")
     if len(where) > shown:
-        clauses.append(f"{len(where) - shown} more kinds of missing data")
-    return "; ".join(clauses)
+        n = len(where) - shown
+        clauses.append(f"另有 {n} 种缺失的数据" if zh else f"{n} more kinds of missing data")
+    return ("；" if zh else "; ").join(clauses)
 
 
 def _finding_ref(subject: dict[str, Any]) -> str:
@@ -280,7 +289,7 @@ def _subjects(rule: Rule, bundle: Bundle, scope: Scope) -> list[dict[str, Any] |
     ns = scope.namespace(spec.get("namespace"))
     cov = bundle.coverage(resource, group=group, namespace=ns)
     if not cov.ok:
-        raise _Unavailable(cov.message)
+        raise _Unavailable.of(cov)
     return list(
         bundle.objects(
             resource,
@@ -299,7 +308,10 @@ def _shared_bindings(rule: Rule, bundle: Bundle, scope: Scope) -> dict[str, Any]
             kind = "helm" if "helm" in spec else "metrics"
             data, status, message = bundle.document(kind)
             if data is None and not spec.get("optional"):
-                raise _Unavailable(f"{kind} data was not collected: {status} ({message})")
+                raise _Unavailable(
+                    f"{kind} data was not collected: {status} ({message})",
+                    zh=f"没有收集 {kind} 数据：{status}（{message}）",
+                )
             bound[name] = data
             continue
         if "objects" not in spec:
@@ -308,7 +320,7 @@ def _shared_bindings(rule: Rule, bundle: Bundle, scope: Scope) -> dict[str, Any]
         ns = scope.namespace(spec.get("namespace"))
         cov = bundle.coverage(resource, group=group, namespace=ns)
         if not cov.ok and not spec.get("optional"):
-            raise _Unavailable(cov.message)
+            raise _Unavailable.of(cov)
         bound[name] = bundle.objects(
             resource,
             group=group,
@@ -381,7 +393,7 @@ def _subject_exec(v: _Variables, spec: dict[str, Any]) -> dict[str, Any]:
 def _events(bundle: Bundle, obj: dict[str, Any]) -> list[dict[str, Any]]:
     cov = bundle.coverage("events", namespace=obj.get("metadata", {}).get("namespace"))
     if not cov.ok:
-        raise _Unavailable(cov.message)
+        raise _Unavailable.of(cov)
     return bundle.events_for(obj)
 
 
@@ -391,11 +403,17 @@ def _exec_output(bundle: Bundle, pod: dict[str, Any], spec: dict[str, Any]) -> d
     found = bundle.exec_outputs(ns, name, spec["check"])
     if not found:
         raise _Unavailable(
-            f"check {spec['check']} was not run (tf-collect --exec runs it)", f"{ns}/{name}"
+            f"check {spec['check']} was not run (tf-collect --exec runs it)",
+            f"{ns}/{name}",
+            f"检查 {spec['check']} 没有运行（tf-collect --exec 会运行它）",
         )
     out = found[0]
     if out.status not in ("ok", "truncated"):
-        raise _Unavailable(f"check {spec['check']}: {out.status} ({out.message})", f"{ns}/{name}")
+        raise _Unavailable(
+            f"check {spec['check']}: {out.status} ({out.message})",
+            f"{ns}/{name}",
+            f"检查 {spec['check']}：{out.status}（{out.message}）",
+        )
     return {
         "text": out.text,
         "lines": out.text.splitlines(),
@@ -421,11 +439,14 @@ def _log_lines(bundle: Bundle, pod: dict[str, Any], spec: dict[str, Any]) -> lis
             if log is None:
                 if previous:
                     continue  # never attempted: the container had not restarted
-                raise _Unavailable("logs were not collected", f"{ns}/{name}/{container}")
+                raise _Unavailable(
+                    "logs were not collected", f"{ns}/{name}/{container}", "没有收集日志"
+                )
             if not log.collected:
                 raise _Unavailable(
                     f"logs{' (previous)' if previous else ''}: {log.status} ({log.message})",
                     f"{ns}/{name}/{container}",
+                    f"{'上一次运行的' if previous else ''}日志：{log.status}（{log.message}）",
                 )
             chunk = list(log.lines)
             lines.extend(chunk[-tail:] if tail else chunk)

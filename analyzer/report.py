@@ -78,7 +78,7 @@ def build_report(
                 "severity": r.severity,
                 "section": r.section,
                 "outcome": r.outcome,
-                "reason": r.reason,
+                "reason": (r.reason_zh or r.reason) if lang == "zh" else r.reason,
             }
             for r in analysis.results
         ],

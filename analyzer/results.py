@@ -44,6 +44,7 @@ class RuleResult:
     section: str
     outcome: str  # fired | passed | skipped | error
     reason: str = ""
+    reason_zh: str = ""  # the reason in Chinese, where it has its own words (a skip's)
     findings: list[Finding] = field(default_factory=list)
 
 

@@ -100,10 +100,17 @@ def test_a_skip_names_each_kind_of_missing_data_once() -> None:
     from analyzer.engine import _gaps_text
 
     smi = "check limits-not-enforced/nvidia-smi was not run (tf-collect --exec runs it)"
-    gaps = [(smi, f"ml/p{i:04d}") for i in range(10_000)]
-    gaps += [(smi, "ml/p0001"), ("events in ml: forbidden (no)", "")]
-    assert _gaps_text(gaps) == (
+    smi_zh = "检查 limits-not-enforced/nvidia-smi 没有运行（tf-collect --exec 会运行它）"
+    gaps = [(smi, smi_zh, f"ml/p{i:04d}") for i in range(10_000)]
+    gaps += [
+        (smi, smi_zh, "ml/p0001"),
+        ("events in ml: forbidden (no)", "events（ml）：forbidden", ""),
+    ]
+    assert _gaps_text(gaps, "en") == (
         f"{smi}: ml/p0000, ml/p0001, ml/p0002 and 9,997 more; events in ml: forbidden (no)"
+    )
+    assert _gaps_text(gaps, "zh") == (
+        f"events（ml）：forbidden；{smi_zh}：ml/p0000, ml/p0001, ml/p0002 等另外 9,997 个"
     )
 
 
