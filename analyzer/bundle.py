@@ -418,12 +418,15 @@ class Bundle:
 
     def possible_secrets(self) -> list[Leak]:
         """Members that still hold something shaped like a secret (see leaks.py): every member
-        but the manifest, read again one at a time, since their bytes are not kept."""
+        but the manifest, scanned as it streamed in (or read again, for a bundle made from a
+        mapping of members)."""
         if self._leaks is None:
-            found: list[Leak] = []
-            for name, data in self._members.again():
-                if name != "manifest.json":
-                    found += scan({name: data})
+            found: list[Leak] | None = self._members.leaks
+            if found is None:
+                found = []
+                for name, data in self._members.again():
+                    if name != "manifest.json":
+                        found += scan({name: data})
             self._leaks = sorted(found, key=lambda leak: leak.member)
         return list(self._leaks)
 
@@ -526,6 +529,7 @@ class _Members:
     again: Callable[[], Iterable[tuple[str, bytes]]]
     listings: dict[str, Any] = field(default_factory=dict)
     keep_raw: bool = False  # the caller's own mapping: it is also what `again` reads
+    leaks: list[Leak] | None = None  # found while the members streamed in, if they did
 
     @classmethod
     def of(cls, members: Mapping[str, bytes]) -> _Members:
@@ -556,6 +560,9 @@ class _Loader:
         self.memo: dict[str, str] = {}
         self.to_parse: set[str] = set()
         self.to_keep: set[str] = set()
+        # The last look for secrets, while the bytes are here: reading the archive a second
+        # time only for it cost a third of the scan.
+        self.leaks: list[Leak] = []
 
     def add(self, name: str, data: bytes) -> None:
         if name == "manifest.json":
@@ -572,6 +579,8 @@ class _Loader:
                 self._take(early, early_data)
             return
         self.names.add(name)
+        if self.problem is None:
+            self.leaks += scan({name: data})
         if self.manifest is not None:
             self._take(name, data)
         elif self.problem is None:
@@ -587,7 +596,7 @@ class _Loader:
         if self.problem is not None:
             raise self.problem
         assert self.manifest is not None
-        return self.manifest, _Members(self.names, self.raw, again, self.listings)
+        return self.manifest, _Members(self.names, self.raw, again, self.listings, leaks=self.leaks)
 
     def _plan(self, artifacts: list[dict[str, Any]]) -> None:
         for art in artifacts:
