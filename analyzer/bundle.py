@@ -433,6 +433,10 @@ class Bundle:
     def failed_artifacts(self) -> list[dict[str, Any]]:
         return [a for a in self.artifacts if a["status"] not in (*OK_STATUSES, "not_found")]
 
+    def absent_artifacts(self) -> list[dict[str, Any]]:
+        """What the API answered does not exist (a CRD not installed): not a failure."""
+        return [a for a in self.artifacts if a["status"] == "not_found"]
+
 
 def _display(resource: str, group: str) -> str:
     return f"{resource}.{group}" if group else resource

@@ -14,7 +14,7 @@ from typing import Any
 import jinja2
 
 from . import cel
-from .bundle import Bundle, ref
+from .bundle import Bundle, Coverage, ref
 from .functions import quantity
 from .results import Analysis, Finding, RuleResult
 from .rules import LANGS, TEXT_FIELDS, Expr, Rule
@@ -36,7 +36,7 @@ class _Unavailable(cel.Unknown):
         self.message, self.where, self.zh = message, where, zh or message
 
     @classmethod
-    def of(cls, cov: Any) -> _Unavailable:
+    def of(cls, cov: Coverage) -> _Unavailable:
         return cls(cov.message, zh=cov.message_zh)
 
 
@@ -75,7 +75,7 @@ def analyze(bundle: Bundle, rules: list[Rule]) -> Analysis:
         results=results,
         roots=rank(findings),
         collection_gaps=bundle.failed_artifacts(),
-        absent=[a for a in bundle.artifacts if a["status"] == "not_found"],
+        absent=bundle.absent_artifacts(),
         possible_secrets=[vars(leak) for leak in bundle.possible_secrets()],
     )
 
@@ -204,7 +204,6 @@ class _Selection:
     answered from an index per key that the bundle keeps for every rule that asks again."""
 
     def __init__(self, bundle: Bundle, spec: dict[str, Any], objects: list[dict[str, Any]]) -> None:
-        self.objects = objects
         self.position = {id(o): i for i, o in enumerate(objects)}
         cache = _INDEXES.setdefault(bundle, {})
         base = _spec_key({k: v for k, v in spec.items() if k != "where"})

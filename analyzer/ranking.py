@@ -2,7 +2,8 @@
 
 Rules declare `consequence_of` (manual keys or whole sections, as in the manual's
 "see Controller keeps restarting"). A finding whose named cause is present (on the same
-node, where both name one) becomes a child of it; everything else is a root. Roots are ordered by severity, then rule id, then object.
+node, where both name one) becomes a child of it; everything else is a root. Roots are
+ordered by severity, then rule id, then object.
 """
 
 from __future__ import annotations

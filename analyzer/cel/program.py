@@ -222,22 +222,9 @@ class _Compiler:
             # The host's errors are CEL errors: || may absorb them.
             return CelError(f"{name}(): {exc}")
 
-        # Most calls take one or two arguments, the second often a literal (a label's key, a
+        # Most calls compute one argument and give the rest as literals (a label's key, a
         # path): no list built and no closure called for those.
-        if len(args) == 1:
-            (a0,) = args
-
-            def host1(g: Mapping[str, Any], loc: dict[str, Any]) -> Any:
-                x = a0(g, loc)
-                try:
-                    return fn(x)
-                except (CelError, Unknown):
-                    raise
-                except Exception as exc:
-                    raise failed(exc) from exc
-
-            return host1
-        if len(args) > 1 and all(isinstance(a, Literal) for a in node.args[1:]):
+        if args and all(isinstance(a, Literal) for a in node.args[1:]):
             a0, rest = args[0], tuple(a.value for a in node.args[1:])  # type: ignore[attr-defined]
 
             def host_literals(g: Mapping[str, Any], loc: dict[str, Any]) -> Any:

@@ -1,8 +1,8 @@
 """CEL source text to a syntax tree, following the grammar of the CEL specification
 (github.com/google/cel-spec, doc/langdef.md): literals, lists, maps, member access, calls,
-operators with CEL's precedence, the conditional, and the macros `has`, `all`, `exists`,
-`exists_one`, `map` and `filter`, and `cel.bind` from cel-go's extensions. Message construction (`Type{field: ...}`) is not supported:
-rules only ever see JSON data.
+operators with CEL's precedence, the conditional, the macros `has`, `all`, `exists`,
+`exists_one`, `map` and `filter`, and `cel.bind` from cel-go's extensions. Message
+construction (`Type{field: ...}`) is not supported: rules only ever see JSON data.
 """
 
 from __future__ import annotations
