@@ -113,14 +113,18 @@ def evaluate(rule: Rule, bundle: Bundle, tf: dict[str, Any]) -> RuleResult:
     by_id: dict[str, Finding] = {}
     gaps: list[tuple[str, str, str]] = []  # (what is missing, in Chinese, for which object)
     errors: list[str] = []
+    name_of_subject, when = rule.subject, rule.when
     for subject in subjects:
         variables = _Variables(base, own, subject)
-        if rule.subject:
-            variables[rule.subject] = subject
+        if name_of_subject:
+            variables[name_of_subject] = subject
         try:
             for name, selection in selections.items():
                 variables[name] = selection.of(rule.where[name], variables)
-            finding = _evaluate_one(rule, variables, subject)
+            fired = _run(when, variables)
+            if fired is not True and fired is not False:
+                raise RuleEvalError(f"when: must be true or false, got {type(fired).__name__}")
+            finding = _finding(rule, variables, subject) if fired else None
         except _Unavailable as exc:
             gaps.append((exc.message, exc.zh, exc.where))  # not exc: it holds its frames
             continue
@@ -452,16 +456,9 @@ def _log_lines(bundle: Bundle, pod: dict[str, Any], spec: dict[str, Any]) -> lis
     return lines
 
 
-def _evaluate_one(
-    rule: Rule, variables: dict[str, Any], subject: dict[str, Any] | None
-) -> Finding | None:
-    fired = _run(rule.when, variables)
-    if not isinstance(fired, bool):
-        raise RuleEvalError(f"when: must be true or false, got {type(fired).__name__}")
-    if not fired:
-        return None
-    # The rule fired: data missing for its evidence or texts is said in the evidence, and
-    # never loses the finding.
+def _finding(rule: Rule, variables: dict[str, Any], subject: dict[str, Any] | None) -> Finding:
+    """What a rule that fired on `subject` found. Data missing for its evidence or texts is
+    said in the evidence, and never loses the finding."""
     missing: list[str] = []
     evidence: list[str] = []
     for expr in rule.evidence:

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Callable
 from typing import Any
+
+from .cel.translate import subscripts
 
 _QUANTITY = re.compile(r"^([+-]?[0-9.]+(?:[eE][+-]?[0-9]+)?)([a-zA-Z]*)$")
 _SUFFIX = {
@@ -34,13 +37,23 @@ def quantity(value: Any) -> float:
     """A Kubernetes quantity ("80Gi", "165160m", 71) as a number."""
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return float(value)
+    if type(value) is str:
+        known = _QUANTITIES.get(value)
+        if known is not None:
+            return known
     match = _QUANTITY.match(str(value).strip())
     if not match or match.group(2) not in _SUFFIX:
         raise QuantityError(f"not a quantity: {value!r}")
     try:
-        return float(match.group(1)) * _SUFFIX[match.group(2)]
+        number = float(match.group(1)) * _SUFFIX[match.group(2)]
     except ValueError:  # "1.2.3"
         raise QuantityError(f"not a quantity: {value!r}") from None
+    if type(value) is str and len(_QUANTITIES) < 4096:
+        _QUANTITIES[value] = number  # 10,000 pods ask for the same few sizes
+    return number
+
+
+_QUANTITIES: dict[str, float] = {}
 
 
 @functools.lru_cache(maxsize=2048)
@@ -48,6 +61,14 @@ def _parts(path: str) -> tuple[tuple[str, int | None], ...]:
     return tuple((p, int(p) if p.isdigit() else None) for p in path.split("."))
 
 
+def _dig_keys(path: Any, default: Any = None) -> tuple[tuple[str, ...], Any, bool] | None:
+    # A numeric step may index a list (and a string would answer an int): no fast path.
+    if type(path) is not str or any(p.isdigit() for p in path.split(".")):
+        return None
+    return tuple(path.split(".")), default, False
+
+
+@subscripts(_dig_keys)
 def dig(obj: Any, path: str, default: Any = None) -> Any:
     """obj at a dotted path ("status.phase"), or default where any step is missing."""
     cur = obj
@@ -63,11 +84,17 @@ def dig(obj: Any, path: str, default: Any = None) -> Any:
     return cur
 
 
+def _meta_keys(which: str) -> Callable[[Any], tuple[tuple[str, ...], str, bool] | None]:
+    return lambda key: (("metadata", which, key), "", True) if type(key) is str else None
+
+
+@subscripts(_meta_keys("annotations"))
 def annotation(obj: Any, key: str) -> str:
     """metadata.annotations[key], or "" when absent (keys contain dots, so dig cannot)."""
     return _meta_value(obj, "annotations", key)
 
 
+@subscripts(_meta_keys("labels"))
 def label(obj: Any, key: str) -> str:
     return _meta_value(obj, "labels", key)
 

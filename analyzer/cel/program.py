@@ -10,7 +10,7 @@ on the elements that comprehensions visit stops runaway expressions in user rule
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from . import runtime as rt
@@ -31,6 +31,8 @@ from .syntax import (
     Unary,
     parse,
 )
+from .translate import Translated, translate
+from .tree import ARITHMETIC, ORDER, iterates, operands, string_constants
 
 BUDGET = 5_000_000  # comprehension elements one evaluation may visit
 MAX_TREE_DEPTH = 150  # operators nested in operators (`1 + 1 + ...`), within Python's stack
@@ -50,10 +52,15 @@ class Program:
     variables: frozenset[str]  # free variables the expression reads
     functions: frozenset[str]  # functions it calls
     _fn: Fn
+    _translation: _Translation | None = field(default=None, compare=False, repr=False)
 
     def run(self, variables: Mapping[str, Any], budget: int = BUDGET) -> Any:
         """The value of the expression; CelError when it evaluates to an error."""
         try:
+            tr = self._translation
+            fast = tr and (tr.fn or tr.ready())
+            if fast is not None:
+                return fast(variables, budget)
             return self._fn(variables, {_STEPS: budget})
         except (CelError, Unknown):
             raise
@@ -62,13 +69,51 @@ class Program:
         except Exception as exc:  # a function given by the host failed
             raise CelError(f"{type(exc).__name__}: {exc}") from exc
 
+    @property
+    def translated(self) -> bool:
+        """Whether it now runs as translated Python."""
+        return self._translation is not None and self._translation.fn is not None
 
-def compile(source: str, functions: Mapping[str, Callable[..., Any]] | None = None) -> Program:
-    """Parse and check `source`; `functions` are the host's own global functions."""
+
+class _Translation:
+    """An expression's translation into Python (translate.py), made when it first runs if
+    it iterates (its cost grows with the bundle), else when it runs a second time: a
+    condition runs once per subject, where the translation pays for itself many times over;
+    most evidence and texts run once, where making it would cost more than it saves."""
+
+    __slots__ = ("fn", "host", "runs", "tree")
+
+    def __init__(self, tree: Node, host: Mapping[str, Callable[..., Any]]) -> None:
+        self.tree: Node | None = tree
+        self.host = host
+        self.runs = 1 if iterates(tree) else 0
+        self.fn: Translated | None = None
+
+    def ready(self) -> Translated | None:
+        """The translation, once the expression runs often enough to be worth making."""
+        if self.tree is not None:
+            self.runs += 1
+            if self.runs >= 2:
+                # None where Python refuses it: the closures go on serving.
+                self.fn, self.tree = translate(self.tree, self.host), None
+        return self.fn
+
+
+def compile(
+    source: str,
+    functions: Mapping[str, Callable[..., Any]] | None = None,
+    translated: bool = True,
+) -> Program:
+    """Parse and check `source`; `functions` are the host's own global functions. The
+    closures check the expression and are the reference; `translated` lets it run as one
+    Python function once it runs again (see translate.py), with the same values and errors."""
     tree = parse(source)
     compiler = _Compiler(dict(functions or {}))
     fn = compiler.node(tree, frozenset())
-    return Program(source, frozenset(compiler.variables), frozenset(compiler.called), fn)
+    translation = _Translation(tree, compiler.host) if translated else None
+    return Program(
+        source, frozenset(compiler.variables), frozenset(compiler.called), fn, translation
+    )
 
 
 class _Compiler:
@@ -150,43 +195,12 @@ class _Compiler:
             base = base.operand
         start, fields = self.node(base, scope), tuple(path)
 
-        def select(g: Mapping[str, Any], loc: dict[str, Any]) -> Any:
-            value = start(g, loc)
-            for name in fields:
-                if isinstance(value, dict):
-                    try:
-                        value = value[name]
-                    except KeyError:
-                        raise CelError(f"no such key: {name}") from None
-                else:
-                    raise CelError(f"no field {name!r} on {rt.type_name(value)}")
-            return value
-
-        return select
+        return lambda g, loc: rt.select(start(g, loc), fields)
 
     def _index(self, node: Index, scope: frozenset[str]) -> Fn:
         operand, index = self.node(node.operand, scope), self.node(node.index, scope)
 
-        def item(g: Mapping[str, Any], loc: dict[str, Any]) -> Any:
-            value, key = operand(g, loc), index(g, loc)
-            if isinstance(value, (list, tuple)):
-                if type(key) is float and key.is_integer():
-                    key = int(key)
-                if type(key) is not int:
-                    raise rt.no_overload("_[_]", value, key)
-                if not 0 <= key < len(value):
-                    raise CelError(f"index out of range: {key}")
-                return value[key]
-            if isinstance(value, dict):
-                if type(key) not in (str, int, bool, float):
-                    raise rt.no_overload("_[_]", value, key)
-                try:
-                    return value[key]
-                except KeyError:
-                    raise CelError(f"no such key: {key}") from None
-            raise rt.no_overload("_[_]", value, key)
-
-        return item
+        return lambda g, loc: rt.index(operand(g, loc), index(g, loc))
 
     # -- calls
     def _call(self, node: Call, scope: frozenset[str]) -> Fn:
@@ -257,7 +271,7 @@ class _Compiler:
 
     def _binary(self, node: Binary, scope: frozenset[str]) -> Fn:
         if node.op in ("&&", "||"):
-            return _logical(node.op, [self.node(n, scope) for n in _operands(node, node.op)])
+            return _logical(node.op, [self.node(n, scope) for n in operands(node, node.op)])
         left, right = self.node(node.left, scope), self.node(node.right, scope)
         if (
             node.op in ("==", "!=")
@@ -273,15 +287,15 @@ class _Compiler:
             return lambda g, loc: rt.equal(left(g, loc), right(g, loc))
         if node.op == "!=":
             return lambda g, loc: not rt.equal(left(g, loc), right(g, loc))
-        if node.op in _ORDER:
+        if node.op in ORDER:
             return _ordering(node.op, left, right)
-        if node.op == "in" and _string_constants(node.right):
+        if node.op == "in" and string_constants(node.right):
             items = [i.value for i in node.right.items]  # type: ignore[attr-defined]
             names = frozenset(items)
             return lambda g, loc: (
                 v in names if type(v := left(g, loc)) is str else rt.contained(v, items)
             )
-        op = _ARITHMETIC[node.op]
+        op = ARITHMETIC[node.op]
         return lambda g, loc: op(left(g, loc), right(g, loc))
 
     def _conditional(self, node: Conditional, scope: frozenset[str]) -> Fn:
@@ -339,32 +353,8 @@ def _string_test(name: str, checked: Callable[..., Any], target: Fn, literal: st
     return string_test
 
 
-def _string_constants(node: Node) -> bool:
-    return (
-        isinstance(node, ListExpr)
-        and bool(node.items)
-        and all(isinstance(i, Literal) and type(i.value) is str for i in node.items)
-    )
-
-
-_ORDER = {
-    "<": lambda c: c == -1,
-    "<=": lambda c: c in (-1, 0),
-    ">": lambda c: c == 1,
-    ">=": lambda c: c in (0, 1),
-}
-_ARITHMETIC: dict[str, Callable[[Any, Any], Any]] = {
-    "+": rt.add,
-    "-": rt.subtract,
-    "*": rt.multiply,
-    "/": rt.divide,
-    "%": rt.modulo,
-    "in": rt.contained,
-}
-
-
 def _ordering(op: str, left: Fn, right: Fn) -> Fn:
-    test = _ORDER[op]
+    test = ORDER[op]
 
     def ordering(g: Mapping[str, Any], loc: dict[str, Any]) -> bool:
         a, b = left(g, loc), right(g, loc)
@@ -374,19 +364,6 @@ def _ordering(op: str, left: Fn, right: Fn) -> Fn:
         return bool(test(rt.compare(f"_{op}_", a, b)))
 
     return ordering
-
-
-def _operands(node: Node, op: str) -> list[Node]:
-    """`a && b && c` (parsed as `(a && b) && c`) as [a, b, c]: one loop, not nested calls."""
-    out: list[Node] = []
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        if isinstance(n, Binary) and n.op == op:
-            stack += (n.right, n.left)
-        else:
-            out.append(n)
-    return out
 
 
 def _logical(op: str, operands: list[Fn]) -> Fn:
@@ -417,15 +394,10 @@ def _logical(op: str, operands: list[Fn]) -> Fn:
 
 
 def _elements(value: Any, loc: dict[str, Any]) -> Any:
-    if isinstance(value, (list, tuple)):
-        items: Any = value
-    elif isinstance(value, dict):
-        items = list(value)
-    else:
-        raise CelError(f"cannot iterate over {rt.type_name(value)}")
+    items = rt.elements(value)
     left = loc[_STEPS] - len(items)
     if left < 0:
-        raise CelError("evaluation budget exceeded (an expression visits too many elements)")
+        raise rt.over_budget()
     loc[_STEPS] = left
     return items
 

@@ -112,6 +112,55 @@ def contained(item: Any, container: Any) -> bool:
     raise no_overload("in", item, container)
 
 
+# ------------------------------------------------------------------------ access
+
+
+def select(value: Any, fields: tuple[str, ...]) -> Any:
+    """`value.a.b.c`: each step must be a map holding the field."""
+    for name in fields:
+        if isinstance(value, dict):
+            try:
+                value = value[name]
+            except KeyError:
+                raise CelError(f"no such key: {name}") from None
+        else:
+            raise CelError(f"no field {name!r} on {type_name(value)}")
+    return value
+
+
+def index(value: Any, key: Any) -> Any:
+    """`value[key]` on a list (an integral index in range) or a map."""
+    if isinstance(value, _LISTS):
+        if type(key) is float and key.is_integer():
+            key = int(key)
+        if type(key) is not int:
+            raise no_overload("_[_]", value, key)
+        if not 0 <= key < len(value):
+            raise CelError(f"index out of range: {key}")
+        return value[key]
+    if isinstance(value, dict):
+        if type(key) not in (str, int, bool, float):
+            raise no_overload("_[_]", value, key)
+        try:
+            return value[key]
+        except KeyError:
+            raise CelError(f"no such key: {key}") from None
+    raise no_overload("_[_]", value, key)
+
+
+def over_budget() -> CelError:
+    return CelError("evaluation budget exceeded (an expression visits too many elements)")
+
+
+def elements(value: Any) -> Any:
+    """What a comprehension iterates: a list's items, a map's keys."""
+    if isinstance(value, _LISTS):
+        return value
+    if isinstance(value, dict):
+        return list(value)
+    raise CelError(f"cannot iterate over {type_name(value)}")
+
+
 # ------------------------------------------------------------------------ arithmetic
 
 

@@ -20,11 +20,30 @@ POD = {
     "spec": {"nodeName": "n1", "containers": [{"name": "c", "image": "nvcr.io/a:1"}]},
     "status": {"phase": "Pending", "containerStatuses": []},
 }
-VARS = {"pod": POD, "x": 3, "y": 2.5, "s": "abc", "none": None, "xs": [1, 2, 3]}
+# Shapes the host functions' fast paths must leave to the functions themselves.
+ODD = {"metadata": {"labels": {"n": 5}, "annotations": ["x"]}, "a": None, "l": [{"b": 1}]}
+VARS = {"pod": POD, "x": 3, "y": 2.5, "s": "abc", "none": None, "xs": [1, 2, 3], "odd": ODD}
 
 
-def run(source: str, **extra: Any) -> Any:
-    return cel.compile(source, FUNCTIONS).run({**VARS, **extra})
+@pytest.fixture(params=[True, False], ids=["translated", "closures"])
+def translated(request: pytest.FixtureRequest) -> bool:
+    """Every table runs on both evaluators: the translation and the closures it stands for."""
+    return bool(request.param)
+
+
+def run(source: str, translated: bool = True, **extra: Any) -> Any:
+    program = cel.compile(source, FUNCTIONS, translated=translated)
+    first = _outcome(program, {**VARS, **extra})  # the closures, then the translation
+    assert _outcome(program, {**VARS, **extra}) == first
+    assert program.translated is translated
+    return program.run({**VARS, **extra})
+
+
+def _outcome(program: cel.Program, variables: dict[str, Any]) -> Any:
+    try:
+        return program.run(variables)
+    except cel.CelError as exc:
+        return str(exc)
 
 
 VALUES = [
@@ -104,6 +123,9 @@ VALUES = [
     ('dig(pod, "spec.containers.0.name", "")', "c"),
     ('dig(pod, "spec.containers.5.name", "?")', "?"),
     ('label(pod, "app") + annotation(pod, "none")', "x"),
+    ('label(odd, "n") + annotation(odd, "x") + label(s, "x") + label(none, "x")', "5"),
+    ('dig(pod, "metadata.name.x", "d") + dig(odd, "a.b", "d") + dig(odd, "l.b", "d")', "ddd"),
+    ('dig(odd, "a", "d") == null && dig(odd, "l.0.b", 0) == 1', True),
     ('extract("port 8001 busy", "port ([0-9]+)")', "8001"),
     ("max([1.5, 2.5], 0.0) + min([], 1.0)", 3.5),
     # sum: every element, not only a first few (the overcommit rule adds all pods of a card)
@@ -112,8 +134,8 @@ VALUES = [
 
 
 @pytest.mark.parametrize(("source", "expected"), VALUES)
-def test_value(source: str, expected: Any) -> None:
-    got = run(source)
+def test_value(source: str, expected: Any, translated: bool) -> None:
+    got = run(source, translated)
     assert got == expected and type(got) is type(expected)
 
 
@@ -145,9 +167,9 @@ ERRORS = [
 
 
 @pytest.mark.parametrize(("source", "message"), ERRORS)
-def test_error(source: str, message: str) -> None:
+def test_error(source: str, message: str, translated: bool) -> None:
     with pytest.raises(cel.CelError, match=re.escape(message)):
-        run(source)
+        run(source, translated)
 
 
 @pytest.mark.parametrize(
@@ -185,6 +207,46 @@ def test_objects_are_read_in_place_not_copied() -> None:
     pods = [POD, {**POD, "metadata": {"name": "q"}}]
     (first,) = cel.compile("pods.filter(p, p.metadata.name == 'p')").run({"pods": pods})
     assert first is POD
+
+
+class _Uncollected(dict):  # type: ignore[type-arg]
+    """Variables whose missing names are data the host could not provide."""
+
+    def __missing__(self, name: str) -> Any:
+        raise cel.Unknown(name)
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        ("gone && false", False),
+        ("false && gone.field", False),
+        ("gone || x == 3", True),
+        ("gone && true", cel.Unknown),
+        ("gone.field == 1", cel.Unknown),
+        ("xs.exists(v, gone)", cel.Unknown),
+        ("xs.exists(v, gone || v == 2)", True),
+        ('label(gone, "a")', cel.Unknown),
+    ],
+)
+def test_data_not_collected_is_unknown_unless_the_other_side_decides(
+    source: str, expected: Any, translated: bool
+) -> None:
+    program = cel.compile(source, FUNCTIONS, translated=translated)
+    for _ in range(2):  # the closures, then the translation
+        if expected is cel.Unknown:
+            with pytest.raises(cel.Unknown):
+                program.run(_Uncollected(VARS))
+        else:
+            assert program.run(_Uncollected(VARS)) is expected
+
+
+def test_an_expression_python_cannot_nest_runs_on_the_closures() -> None:
+    # 40 comprehensions in one another: past Python's own limit of nested blocks.
+    source = "xs" + ".exists(v, [v]" * 40 + ".size() == 1" + ")" * 40
+    program = cel.compile(source)
+    assert program.run(VARS) is True and program.run(VARS) is True
+    assert not program.translated
 
 
 def test_runaway_expression_stops_at_the_budget() -> None:
@@ -262,14 +324,22 @@ def _reference(source: str) -> tuple[str, Any]:
         return "error", None
 
 
-def _ours(source: str) -> tuple[str, Any]:
-    try:
-        return "value", cel.compile(source).run(DATA)
-    except cel.CelError:
-        return "error", None
+def _ours(source: str, translated: bool = True) -> tuple[str, Any]:
+    """The answer of the closures' first run and of the translation's second (the same)."""
+    program = cel.compile(source, translated=translated)
+    answers = []
+    for _ in range(2):
+        try:
+            answers.append(("value", program.run(DATA)))
+        except cel.CelError:
+            answers.append(("error", None))
+    assert answers[0] == answers[1], source
+    return answers[1]
 
 
 @settings(max_examples=int(os.environ.get("TF_CEL_EXAMPLES", "300")), deadline=None)
 @given(st.one_of(_bools(3), _ints(3)))
 def test_same_answers_as_an_independent_cel(source: str) -> None:
-    assert _ours(source) == _reference(source), source
+    ours = _ours(source)
+    assert ours == _reference(source), source
+    assert _ours(source, translated=False) == ours, source

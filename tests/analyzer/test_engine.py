@@ -368,3 +368,25 @@ def test_a_secret_counts_at_a_word_start_only(value: str, kind: str) -> None:
     assert [(x.kind, x.count) for x in scan(found)] == [(kind, 3)]
     # Inside a longer word (a hash, a base64 blob) the same letters are not that secret.
     assert scan({"m": f"x{value} _{value} 9{value}".encode()}) == []
+
+
+def test_translated_rules_find_what_the_closures_find(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rules run as translated Python (cel/translate.py); on every sample bundle, each rule's
+    outcome, reason and findings are those of the reference closures."""
+    from functools import partial
+
+    from analyzer import cel
+
+    fast = load_rules()
+    monkeypatch.setattr(cel, "compile", partial(cel.compile, translated=False))
+    slow = load_rules()
+    samples = sorted((Path(__file__).resolve().parents[2] / "sample_bundles").glob("*.tar.zst"))
+    assert len(samples) > 40
+    for path in samples:
+        bundle = Bundle.open(path)
+        for translated, closures in zip(
+            analyze(bundle, fast).results, analyze(bundle, slow).results, strict=True
+        ):
+            assert translated == closures, (path.name, translated.rule_id)
+    assert sum(r.when.program.translated for r in fast) > len(fast) * 0.9
+    assert not any(r.when.program.translated for r in slow)

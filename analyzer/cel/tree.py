@@ -1,0 +1,72 @@
+"""What both evaluators (program.py's closures, translate.py's Python) ask of a parsed
+expression, and the operator tables they share."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from . import runtime as rt
+from .syntax import Binary, Comprehension, ListExpr, Literal, Node
+
+ORDER: dict[str, Callable[[int], bool]] = {
+    "<": lambda c: c == -1,
+    "<=": lambda c: c in (-1, 0),
+    ">": lambda c: c == 1,
+    ">=": lambda c: c in (0, 1),
+}
+ARITHMETIC: dict[str, Callable[[Any, Any], Any]] = {
+    "+": rt.add,
+    "-": rt.subtract,
+    "*": rt.multiply,
+    "/": rt.divide,
+    "%": rt.modulo,
+    "in": rt.contained,
+}
+
+
+def operands(node: Node, op: str) -> list[Node]:
+    """`a && b && c` (parsed as `(a && b) && c`) as [a, b, c]: one loop, not nested calls."""
+    out: list[Node] = []
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, Binary) and n.op == op:
+            stack += (n.right, n.left)
+        else:
+            out.append(n)
+    return out
+
+
+def string_constants(node: Node) -> bool:
+    """Whether `node` is a non-empty list of string literals (`x in ["a", "b"]`)."""
+    return (
+        isinstance(node, ListExpr)
+        and bool(node.items)
+        and all(isinstance(i, Literal) and type(i.value) is str for i in node.items)
+    )
+
+
+NOT_CONSTANT = object()
+
+
+def constant(node: Node) -> Any:
+    """A literal's value, or a list of literals' (`[]`, a common default); else NOT_CONSTANT."""
+    if isinstance(node, Literal):
+        return node.value
+    if isinstance(node, ListExpr) and all(isinstance(i, Literal) for i in node.items):
+        return [i.value for i in node.items]  # type: ignore[attr-defined]
+    return NOT_CONSTANT
+
+
+def iterates(node: Node) -> bool:
+    """Whether the expression holds a comprehension: its cost grows with the data."""
+    if isinstance(node, Comprehension):
+        return True
+    for name in getattr(node, "__slots__", ()):
+        value = getattr(node, name)
+        for child in value if isinstance(value, tuple) else (value,):
+            items = child if isinstance(child, tuple) else (child,)  # a map's (key, value)
+            if any(isinstance(i, Node) and iterates(i) for i in items):
+                return True
+    return False
