@@ -9,6 +9,7 @@ from pathlib import Path
 
 from analyzer.errors import ExitCode
 from analyzer.run import AnalyzeOptions, run_analysis
+from analyzer.terminal import summary_lines
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_bundles"
 
@@ -21,11 +22,12 @@ def _tf_analyze(*args: str) -> subprocess.CompletedProcess[str]:
 
 def test_a_piped_report_arrives_whole_with_the_exit_code_of_its_findings() -> None:
     bundle = SAMPLES / "controller-bad-config.tar.zst"
-    expected = run_analysis(AnalyzeOptions(bundle=bundle, fmt="md", lang="en")).rendered
+    expected = run_analysis(AnalyzeOptions(bundle=bundle, fmt="md", lang="en"))
     proc = _tf_analyze(str(bundle), "--format", "md", "--lang", "en", "--fail-on", "error")
     assert proc.returncode == ExitCode.FINDINGS, proc.stderr
-    assert proc.stdout == expected
-    assert "root causes" in proc.stderr  # the terminal summary goes to stderr beside the report
+    assert proc.stdout == expected.rendered
+    # The terminal summary goes to stderr beside the report, every line of it.
+    assert proc.stderr.splitlines() == summary_lines(expected.report)
 
 
 def test_errors_keep_their_exit_codes_and_one_line_messages(tmp_path: Path) -> None:
