@@ -132,7 +132,8 @@ def evaluate(rule: Rule, bundle: Bundle, tf: dict[str, Any]) -> RuleResult:
         finally:
             # A kept _Unavailable holds the frames it passed, which hold `variables`: a
             # cycle only the collector would free, for each of 10,000 subjects.
-            variables.missing.clear()
+            if variables.missing:
+                variables.missing.clear()
         if finding is not None:
             same = by_id.get(finding.id)
             if same is None:
@@ -338,14 +339,17 @@ class _Variables(dict):  # type: ignore[type-arg]
     an expression reaches it: a pod that the first condition rules out costs no log reading,
     and data that was not collected matters only where it would decide the result."""
 
+    __slots__ = ("missing", "own", "subject")  # one of these per rule and subject: no __dict__
+
     def __init__(self, base: dict[str, Any], own: _Own, subject: dict[str, Any] | None) -> None:
         super().__init__(base)
         self.own, self.subject = own, subject or {}
-        self.missing: dict[str, _Unavailable] = {}
+        self.missing: dict[str, _Unavailable] | None = None
 
     def __missing__(self, name: str) -> Any:
-        if name in self.missing:  # asked again: the same answer, without looking again
-            raise self.missing[name].with_traceback(None)
+        missing = self.missing
+        if missing is not None and name in missing:  # asked again: the same answer
+            raise missing[name].with_traceback(None)
         found = self.own.get(name)
         if found is None:
             raise KeyError(name)
@@ -353,7 +357,9 @@ class _Variables(dict):  # type: ignore[type-arg]
         try:
             value = self[name] = read(self, spec)
         except _Unavailable as exc:
-            self.missing[name] = exc
+            if missing is None:
+                missing = self.missing = {}
+            missing[name] = exc
             raise
         return value
 
@@ -456,8 +462,7 @@ def _log_lines(bundle: Bundle, pod: dict[str, Any], spec: dict[str, Any]) -> lis
                     f"{ns}/{name}/{container}",
                     f"{'上一次运行的' if previous else ''}日志：{log.status}（{log.message}）",
                 )
-            chunk = list(log.lines)
-            lines.extend(chunk[-tail:] if tail else chunk)
+            lines.extend(log.lines[-tail:] if tail else log.lines)
     return lines
 
 
