@@ -232,36 +232,13 @@ class _Compiler:
                 return lambda g, loc: fn(a0(g, loc))
             return lambda g, loc: fn(*[a(g, loc) for a in args])
 
-        def failed(exc: Exception) -> CelError:
-            # The host's errors are CEL errors: || may absorb them.
-            return CelError(f"{name}(): {exc}")
-
+        call = rt.host_function(name, host)
         # Most calls compute one argument and give the rest as literals (a label's key, a
         # path): no list built and no closure called for those.
         if args and all(isinstance(a, Literal) for a in node.args[1:]):
             a0, rest = args[0], tuple(a.value for a in node.args[1:])  # type: ignore[attr-defined]
-
-            def host_literals(g: Mapping[str, Any], loc: dict[str, Any]) -> Any:
-                x = a0(g, loc)
-                try:
-                    return fn(x, *rest)
-                except (CelError, Unknown):
-                    raise
-                except Exception as exc:
-                    raise failed(exc) from exc
-
-            return host_literals
-
-        def host_call(g: Mapping[str, Any], loc: dict[str, Any]) -> Any:
-            values = [a(g, loc) for a in args]
-            try:
-                return fn(*values)
-            except (CelError, Unknown):
-                raise
-            except Exception as exc:
-                raise failed(exc) from exc
-
-        return host_call
+            return lambda g, loc: call(a0(g, loc), *rest)
+        return lambda g, loc: call(*[a(g, loc) for a in args])
 
     # -- operators
     def _unary(self, node: Unary, scope: frozenset[str]) -> Fn:

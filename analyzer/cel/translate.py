@@ -75,12 +75,11 @@ def translate(tree: Node, host: Mapping[str, Callable[..., Any]]) -> Translated 
     return fn
 
 
-def _undeclared(name: str) -> CelError:
-    return CelError(f"undeclared reference to {name!r}")
-
-
-def _host_failed(name: str, exc: Exception) -> CelError:
-    return CelError(f"{name}(): {exc}")  # the host's errors are CEL errors: || may absorb them
+def _variable(g: Mapping[str, Any], name: str) -> Any:
+    try:
+        return g[name]
+    except KeyError:
+        raise CelError(f"undeclared reference to {name!r}") from None
 
 
 def _has_failed(field: str, value: Any) -> CelError:
@@ -107,8 +106,7 @@ class _Translator:
         self.names: dict[str, Any] = {
             "CelError": CelError,
             "Unknown": Unknown,
-            "undeclared": _undeclared,
-            "host_failed": _host_failed,
+            "variable": _variable,
             "has_failed": _has_failed,
             "map_key": _map_key,
             "over_budget": rt.over_budget,
@@ -159,10 +157,9 @@ class _Translator:
         if node.name in scope:
             return scope[node.name]
         name, t = node.name.lstrip("."), self.temp()
-        with self.block("try:"):
-            self.emit(f"{t} = g[{name!r}]")
-        with self.block("except KeyError:"):
-            self.emit(f"raise undeclared({name!r}) from None")
+        # What the host has not looked up yet (a subject's logs, say) or does not have goes
+        # the long way; both are rare, and one line keeps the translation small.
+        self.emit(f"{t} = g[{name!r}] if {name!r} in g else variable(g, {name!r})")
         return t
 
     def _ListExpr(self, node: ListExpr, scope: dict[str, str]) -> str:
@@ -232,7 +229,7 @@ class _Translator:
         if host is None:
             self.emit(f"{t} = {self.const(rt.GLOBAL[name])}({', '.join(args)})")
             return t
-        fn = self.const(host)
+        fn = self.const(rt.host_function(name, host))
         fast = None
         lookup = getattr(host, "cel_subscripts", None)
         rest = [constant(a) for a in node.args[1:]]
@@ -247,17 +244,13 @@ class _Translator:
         with self.block(f"except {_MISSES}:"):
             self.emit(f"{t} = {self.literal(missed)}")
         if text_only:
-            with self.block("else:"), self.block(f"if type({t}) is not str:"):
+            # A miss gives a string too (else it could not stand for the function's result).
+            with self.block(f"if type({t}) is not str:"):
                 self._host_call(t, name, fn, args)
         return t
 
     def _host_call(self, t: str, name: str, fn: str, args: list[str]) -> None:
-        with self.block("try:"):
-            self.emit(f"{t} = {fn}({', '.join(args)})")
-        with self.block("except (CelError, Unknown):"):
-            self.emit("raise")
-        with self.block("except Exception as exc:"):
-            self.emit(f"raise host_failed({name!r}, exc) from exc")
+        self.emit(f"{t} = {fn}({', '.join(args)})")
 
     def _Unary(self, node: Unary, scope: dict[str, str]) -> str:
         value, t = self.node(node.operand, scope), self.temp()
@@ -321,13 +314,13 @@ class _Translator:
             guard = self.block(f"if {t} is {not decisive}:") if i else None
             with self.block("try:"):
                 value = self.node(operand, scope)
-            with self.block("except Exception as exc:"), self.block(f"if {error} is None:"):
-                self.emit(f"{error} = exc")
+            with self.block("except Exception as exc:"):
+                self.emit(f"{error} = {error} or exc")
             with self.block("else:"):
                 with self.block(f"if {value} is {decisive}:"):
                     self.emit(f"{t} = {decisive}")
-                with self.block(f"elif {value} is not {not decisive} and {error} is None:"):
-                    self.emit(f'{error} = no_overload("_{node.op}_", {value})')
+                with self.block(f"elif {value} is not {not decisive}:"):
+                    self.emit(f'{error} = {error} or no_overload("_{node.op}_", {value})')
             if guard is not None:
                 guard.close()
         with self.block(f"if {t} is {not decisive} and {error} is not None:"):
@@ -392,14 +385,13 @@ class _Translator:
             with self.block("try:"):
                 value = self.node(node.predicate, inner)  # type: ignore[arg-type]
             with self.block("except Exception as exc:"):
-                with self.block(f"if {error} is None:"):
-                    self.emit(f"{error} = exc")
+                self.emit(f"{error} = {error} or exc")
                 self.emit("continue")
             with self.block(f"if {value} is {decisive}:"):
                 self.emit(f"{t} = {decisive}")
                 self.emit("break")
-            with self.block(f"if {value} is not {not decisive} and {error} is None:"):
-                self.emit(f'{error} = no_overload("predicate", {value})')
+            with self.block(f"if {value} is not {not decisive}:"):
+                self.emit(f'{error} = {error} or no_overload("predicate", {value})')
         with self.block(f"if {t} is {not decisive} and {error} is not None:"):
             self.emit(f"raise {error}")
 
