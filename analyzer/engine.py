@@ -244,8 +244,16 @@ _INDEXES: weakref.WeakKeyDictionary[Bundle, dict[tuple[str, str], dict[Any, list
 
 def _index(objects: list[dict[str, Any]], key: str) -> dict[Any, list[dict[str, Any]]]:
     index: dict[Any, list[dict[str, Any]]] = {}
+    kind, _, name = key.partition(":")
+    meta = kind + "s" if kind in ("label", "annotation") and name else None
+    parts = key.split(".")
     for obj in objects:
-        for value in _values_at(obj, key):
+        if meta is not None:  # the common key: one value or none, found without a walk
+            values = ((obj.get("metadata") or {}).get(meta) or {}) if isinstance(obj, dict) else {}
+            found = [values[name]] if isinstance(values, dict) and name in values else []
+        else:
+            found = _values_at(obj, parts)
+        for value in found:
             if isinstance(value, (str, int, bool)):
                 bucket = index.setdefault(value, [])
                 if not bucket or bucket[-1] is not obj:  # two owners of one name: once
@@ -253,17 +261,11 @@ def _index(objects: list[dict[str, Any]], key: str) -> dict[Any, list[dict[str, 
     return index
 
 
-def _values_at(obj: Any, key: str) -> list[Any]:
-    """The values of a `where` key in one object: a field path with `*` for every element of a
-    list, or a label or annotation."""
-    kind, _, name = key.partition(":")
-    if kind in ("label", "annotation") and name:
-        values = (
-            ((obj.get("metadata") or {}).get(kind + "s") or {}) if isinstance(obj, dict) else {}
-        )
-        return [values[name]] if isinstance(values, dict) and name in values else []
+def _values_at(obj: Any, parts: list[str]) -> list[Any]:
+    """The values of a `where` field path in one object, with `*` for every element of a
+    list (a label or annotation key is `label:<key>`, read by `_index` itself)."""
     current = [obj]
-    for part in key.split("."):
+    for part in parts:
         step: list[Any] = []
         for value in current:
             if part == "*" and isinstance(value, list):
