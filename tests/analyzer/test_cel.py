@@ -343,3 +343,64 @@ def test_same_answers_as_an_independent_cel(source: str) -> None:
     ours = _ours(source)
     assert ours == _reference(source), source
     assert _ours(source, translated=False) == ours, source
+
+
+# ------------------------------------------------------------------ translation vs closures
+
+# Odd shapes on purpose: a null where a map is expected, a list where a map is, a number
+# where a string is. The translation's shortcuts (subscript chains, inlined lookups) must
+# miss exactly where the closures and the host functions do, with the same error.
+ATOMS = st.sampled_from(
+    ["odd", "pod", "odd.metadata", "odd.l", "pod.spec.containers", "xs", "s", "none", "x"]
+)
+KEYS = st.sampled_from(["metadata", "labels", "annotations", "n", "a", "l", "b", "spec", "name"])
+PATHS = st.lists(st.one_of(KEYS, st.just("0")), min_size=1, max_size=4).map(".".join)
+
+
+def _lookups() -> st.SearchStrategy[str]:
+    return st.one_of(
+        st.tuples(ATOMS, PATHS, st.sampled_from(['""', "0", "[]", "null"])).map(
+            lambda t: f'dig({t[0]}, "{t[1]}", {t[2]})'
+        ),
+        st.tuples(ATOMS, PATHS).map(lambda t: f'dig({t[0]}, "{t[1]}")'),
+        st.tuples(st.sampled_from(["label", "annotation"]), ATOMS, KEYS).map(
+            lambda t: f'{t[0]}({t[1]}, "{t[2]}")'
+        ),
+        st.tuples(ATOMS, st.lists(KEYS, min_size=1, max_size=3).map(".".join)).map(
+            lambda t: f"{t[0]}.{t[1]}"
+        ),
+        st.tuples(ATOMS, KEYS).map(lambda t: f"has({t[0]}.{t[1]})"),
+        st.tuples(ATOMS, PATHS).map(lambda t: f'{t[0]}.map(v, dig(v, "{t[1]}", 1))'),
+    )
+
+
+def _checks() -> st.SearchStrategy[str]:
+    look = _lookups()
+    return st.one_of(
+        st.tuples(
+            look, st.sampled_from(["==", "!="]), st.sampled_from(['"x"', "5", "null", '""'])
+        ).map(" ".join),
+        st.tuples(look, look).map(lambda t: f"{t[0]} == {t[1]}"),
+        st.tuples(look, st.sampled_from(["&&", "||"]), look).map(lambda t: f"({' '.join(t)})"),
+        st.tuples(ATOMS, look).map(lambda t: f"{t[0]}.exists(v, {t[1]} == v)"),
+        st.tuples(look).map(lambda t: f'{t[0]}.contains("x")'),
+        st.tuples(look).map(lambda t: f"size({t[0]})"),
+    )
+
+
+def _closures_then_translation(source: str) -> list[tuple[str, Any]]:
+    program = cel.compile(source, FUNCTIONS)
+    answers = []
+    for _ in range(2):
+        try:
+            answers.append(("value", program.run(VARS)))
+        except cel.CelError as exc:
+            answers.append(("error", str(exc)))
+    return answers
+
+
+@settings(max_examples=int(os.environ.get("TF_CEL_EXAMPLES", "300")), deadline=None)
+@given(st.one_of(_lookups(), _checks()))
+def test_the_translation_answers_as_the_closures_on_odd_shapes(source: str) -> None:
+    closures, translated = _closures_then_translation(source)
+    assert translated == closures, source
