@@ -63,7 +63,8 @@ def translate(tree: Node, host: Mapping[str, Callable[..., Any]]) -> Translated 
     out = _Translator(host)
     try:
         result = out.node(tree, {})
-        source = "def cel(g, steps):\n" + "".join(out.lines) + f"    return {result}\n"
+        unset = "".join(f"    {local} = UNSET\n" for local in out.reads.values())
+        source = "def cel(g, steps):\n" + unset + "".join(out.lines) + f"    return {result}\n"
         namespace = dict(out.names)
         with warnings.catch_warnings():  # `1 is True` in generated tests is meant
             warnings.simplefilter("ignore")
@@ -75,11 +76,18 @@ def translate(tree: Node, host: Mapping[str, Callable[..., Any]]) -> Translated 
     return fn
 
 
-def _variable(g: Mapping[str, Any], name: str) -> Any:
-    try:
-        return g[name]
-    except KeyError:
-        raise CelError(f"undeclared reference to {name!r}") from None
+class _Failed:
+    """A variable whose lookup raised: each later read raises the same, without asking the
+    host again (a subject's data that was not collected is read five times in a rule)."""
+
+    __slots__ = ("error",)
+
+    def __init__(self, exc: Exception, name: str) -> None:
+        undeclared = type(exc) is KeyError
+        self.error = CelError(f"undeclared reference to {name!r}") if undeclared else exc
+
+
+_UNSET = object()
 
 
 def _has_failed(field: str, value: Any) -> CelError:
@@ -103,10 +111,12 @@ class _Translator:
         self.lines: list[str] = []
         self.depth = 1
         self.count = 0
+        self.reads: dict[str, str] = {}  # free variable -> the local that keeps it
         self.names: dict[str, Any] = {
             "CelError": CelError,
             "Unknown": Unknown,
-            "variable": _variable,
+            "Failed": _Failed,
+            "UNSET": _UNSET,
             "has_failed": _has_failed,
             "map_key": _map_key,
             "over_budget": rt.over_budget,
@@ -156,11 +166,18 @@ class _Translator:
     def _Ident(self, node: Ident, scope: dict[str, str]) -> str:
         if node.name in scope:
             return scope[node.name]
-        name, t = node.name.lstrip("."), self.temp()
-        # What the host has not looked up yet (a subject's logs, say) or does not have goes
-        # the long way; both are rare, and one line keeps the translation small.
-        self.emit(f"{t} = g[{name!r}] if {name!r} in g else variable(g, {name!r})")
-        return t
+        # Read once per evaluation, where it is first needed (the host may look a subject's
+        # data up only then), and kept in a local for every later read.
+        name = node.name.lstrip(".")
+        local = self.reads.setdefault(name, f"r{len(self.reads)}")
+        with self.block(f"if {local} is UNSET:"):
+            with self.block("try:"):
+                self.emit(f"{local} = g[{name!r}]")
+            with self.block("except Exception as exc:"):
+                self.emit(f"{local} = Failed(exc, {name!r})")
+        with self.block(f"if type({local}) is Failed:"):
+            self.emit(f"raise {local}.error.with_traceback(None)")
+        return local
 
     def _ListExpr(self, node: ListExpr, scope: dict[str, str]) -> str:
         if all(isinstance(i, Literal) for i in node.items):
