@@ -247,10 +247,19 @@ def _index(objects: list[dict[str, Any]], key: str) -> dict[Any, list[dict[str, 
     kind, _, name = key.partition(":")
     meta = kind + "s" if kind in ("label", "annotation") and name else None
     parts = key.split(".")
+    # A path of field names only (`spec.nodeName`) is a plain walk down maps.
+    plain = meta is None and not any(p == "*" or p.isdigit() for p in parts)
     for obj in objects:
         if meta is not None:  # the common key: one value or none, found without a walk
             values = ((obj.get("metadata") or {}).get(meta) or {}) if isinstance(obj, dict) else {}
             found = [values[name]] if isinstance(values, dict) and name in values else []
+        elif plain:
+            found = [obj]
+            for part in parts:
+                here = found[0]
+                found = [here[part]] if isinstance(here, dict) and part in here else []
+                if not found:
+                    break
         else:
             found = _values_at(obj, parts)
         for value in found:
