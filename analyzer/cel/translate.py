@@ -35,7 +35,7 @@ from .syntax import (
     Select,
     Unary,
 )
-from .tree import ARITHMETIC, NOT_CONSTANT, ORDER, constant, operands, string_constants
+from .tree import ARITHMETIC, NOT_CONSTANT, ORDER, boolean, constant, operands, string_constants
 
 # A host function's fast path, given the call's literal arguments after the first: the keys
 # that `first[k1][k2]...` reads to give the function's own result, the function's result
@@ -336,8 +336,9 @@ class _Translator:
             with self.block("else:"):
                 with self.block(f"if {value} is {decisive}:"):
                     self.emit(f"{t} = {decisive}")
-                with self.block(f"elif {value} is not {not decisive}:"):
-                    self.emit(f'{error} = {error} or no_overload("_{node.op}_", {value})')
+                if not boolean(operand):
+                    with self.block(f"elif {value} is not {not decisive}:"):
+                        self.emit(f'{error} = {error} or no_overload("_{node.op}_", {value})')
             if guard is not None:
                 guard.close()
         with self.block(f"if {t} is {not decisive} and {error} is not None:"):
@@ -407,8 +408,9 @@ class _Translator:
             with self.block(f"if {value} is {decisive}:"):
                 self.emit(f"{t} = {decisive}")
                 self.emit("break")
-            with self.block(f"if {value} is not {not decisive}:"):
-                self.emit(f'{error} = {error} or no_overload("predicate", {value})')
+            if not boolean(node.predicate):  # type: ignore[arg-type]
+                with self.block(f"if {value} is not {not decisive}:"):
+                    self.emit(f'{error} = {error} or no_overload("predicate", {value})')
         with self.block(f"if {t} is {not decisive} and {error} is not None:"):
             self.emit(f"raise {error}")
 

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from . import runtime as rt
-from .syntax import Binary, Comprehension, ListExpr, Literal, Node
+from .syntax import Binary, Call, Comprehension, ListExpr, Literal, Node, Select, Unary
 
 ORDER: dict[str, Callable[[int], bool]] = {
     "<": lambda c: c == -1,
@@ -69,4 +69,25 @@ def iterates(node: Node) -> bool:
             items = child if isinstance(child, tuple) else (child,)  # a map's (key, value)
             if any(isinstance(i, Node) and iterates(i) for i in items):
                 return True
+    return False
+
+
+_BOOLEAN_OPS = frozenset({"==", "!=", "<", "<=", ">", ">=", "in", "&&", "||"})
+_BOOLEAN_METHODS = frozenset({"contains", "startsWith", "endsWith", "matches"})
+
+
+def boolean(node: Node) -> bool:
+    """Whether the expression's value is a bool whenever it has one (it may still raise)."""
+    if isinstance(node, Literal):
+        return type(node.value) is bool
+    if isinstance(node, Binary):
+        return node.op in _BOOLEAN_OPS
+    if isinstance(node, Unary):
+        return node.op == "!"
+    if isinstance(node, Select):
+        return node.test_only
+    if isinstance(node, Comprehension):
+        return node.kind in ("all", "exists", "exists_one")
+    if isinstance(node, Call):
+        return node.target is not None and node.function in _BOOLEAN_METHODS
     return False
