@@ -112,22 +112,30 @@ class _ObjectIndex:
     def select(
         self, namespace: str | None, labels: LabelSelector | None, fields: FieldSelector | None
     ) -> list[dict[str, Any]]:
-        buckets = [self._by_ns.get(namespace, [])] if namespace is not None else []
+        # Each bucket holds exactly the objects that meet one term (the namespace, a label
+        # requirement, a field requirement): only the other terms are tested on it.
+        buckets: list[tuple[list[dict[str, Any]], object]] = []
+        if namespace is not None:
+            buckets.append((self._by_ns.get(namespace, []), namespace))
         for req in labels.requirements if labels else ():
             if req.operator in (EQUALS, IN):
-                buckets.append(
-                    self._union([self._by_label.get((req.key, v), []) for v in req.values])
-                )
+                found = self._union([self._by_label.get((req.key, v), []) for v in req.values])
+                buckets.append((found, req))
         for freq in fields.requirements if fields else ():
             if freq.operator == "=":
-                buckets.append(self._field(freq.field).get(freq.value, []))
-        base = min(buckets, key=len) if buckets else self.items
+                buckets.append((self._field(freq.field).get(freq.value, []), freq))
+        base, met = min(buckets, key=lambda b: len(b[0])) if buckets else (self.items, None)
+        in_ns = namespace if namespace is not None and met is not namespace else None
+        label_reqs = [r for r in (labels.requirements if labels else ()) if r is not met]
+        field_reqs = [r for r in (fields.requirements if fields else ()) if r is not met]
+        if in_ns is None and not label_reqs and not field_reqs:
+            return list(base)
         return [
             o
             for o in base
-            if (namespace is None or o["metadata"].get("namespace") == namespace)
-            and (labels is None or labels.matches(o["metadata"].get("labels") or {}))
-            and (fields is None or fields.matches(o))
+            if (in_ns is None or o["metadata"].get("namespace") == in_ns)
+            and all(r.matches(o["metadata"].get("labels") or {}) for r in label_reqs)
+            and all((field_value(o, r.field) == r.value) == (r.operator == "=") for r in field_reqs)
         ]
 
     def _union(self, lists: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
