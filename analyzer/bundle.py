@@ -31,7 +31,7 @@ from .emulator.selectors import (
 )
 from .emulator.selectors import _lookup as field_value  # what FieldSelector compares
 from .errors import BundleError, ExitCode
-from .leaks import Leak, scan
+from .leaks import Leak, scan_member
 
 OK_STATUSES = ("ok", "truncated")
 
@@ -426,7 +426,7 @@ class Bundle:
                 found = []
                 for name, data in self._members.again():
                     if name != "manifest.json":
-                        found += scan({name: data})
+                        found += scan_member(name, data)
             self._leaks = sorted(found, key=lambda leak: leak.member)
         return list(self._leaks)
 
@@ -584,7 +584,7 @@ class _Loader:
             return
         self.names.add(name)
         if self.problem is None:
-            self.leaks += scan({name: data})
+            self.leaks += scan_member(name, data)
         if self.manifest is not None:
             self._take(name, data)
         elif self.problem is None:
