@@ -125,7 +125,7 @@ _LEAK_PIECES = [
     b"authorization:bearer ", b"AUTHORIZATION: BEARER ", b"BeaRer ", b"\n", b"\x00", b"\xff",
     b" AKIAABCDEFGHIJKLMNOP ", b" hf_" + b"x" * 30 + b" ", b" sk-" + b"x" * 32 + b" ",
     b" ghp_" + b"x" * 36 + b" ", b" github_pat_" + b"x" * 40 + b" ",
-    b"https://hooks.slack.com/services/Tab/Bcd/xyz",
+    b"https://hooks.slack.com/services/Tab/Bcd/xyz", b"AKIAABCDEFGHIJKLMNOP", b"hf_" + b"x" * 30,
 ]  # fmt: skip
 
 
@@ -148,6 +148,16 @@ def _plain_scan(data: bytes) -> list[tuple[str, int]]:
 def test_the_leak_scan_finds_what_its_patterns_find(pieces: list[bytes]) -> None:
     data = b"".join(pieces)
     assert [(x.kind, x.count) for x in scan({"m": data})] == _plain_scan(data)
+
+
+@settings(max_examples=500)
+@given(pieces=st.lists(st.lists(st.sampled_from(_LEAK_PIECES), max_size=6), max_size=8))
+def test_small_members_scanned_together_answer_as_one_by_one(pieces: list[list[bytes]]) -> None:
+    members = [(f"m{i}", b"".join(p)) for i, p in enumerate(pieces)]
+    scanner = leaks.Scanner()
+    for name, data in members:
+        scanner.add(name, data)
+    assert scanner.finish() == [leak for m in members for leak in leaks.scan_member(*m)]
 
 
 # ---------------------------------------------------------------- the manifest's quick check
