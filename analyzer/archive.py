@@ -79,6 +79,8 @@ def check_member_name(name: str) -> str:
     """The normalised member name, or BundleError for names that could escape."""
     if name.startswith("/") or (len(name) > 1 and name[1] == ":"):
         raise BundleError(f"member {name!r} has an absolute path", ExitCode.UNSAFE)
+    if not {"", ".", ".."} & set(name.split("/")):
+        return name  # already normal, as most are: what the parsing below gives back
     parts = PurePosixPath(name).parts
     if ".." in parts:
         raise BundleError(f"member {name!r} contains '..'", ExitCode.UNSAFE)

@@ -31,7 +31,7 @@ from .emulator.selectors import (
 )
 from .emulator.selectors import _lookup as field_value  # what FieldSelector compares
 from .errors import BundleError, ExitCode
-from .leaks import Leak, scan
+from .leaks import Leak, Scanner, scan_member
 
 OK_STATUSES = ("ok", "truncated")
 
@@ -434,7 +434,7 @@ class Bundle:
                 found = []
                 for name, data in self._members.again():
                     if name != "manifest.json":
-                        found += scan({name: data})
+                        found += scan_member(name, data)
             self._leaks = sorted(found, key=lambda leak: leak.member)
         return list(self._leaks)
 
@@ -574,7 +574,7 @@ class _Loader:
         self.to_keep: set[str] = set()
         # The last look for secrets, while the bytes are here: reading the archive a second
         # time only for it cost a third of the scan.
-        self.leaks: list[Leak] = []
+        self.scanner = Scanner()
 
     def add(self, name: str, data: bytes) -> None:
         if name == "manifest.json":
@@ -592,7 +592,7 @@ class _Loader:
             return
         self.names.add(name)
         if self.problem is None:
-            self.leaks += scan({name: data})
+            self.scanner.add(name, data)
         if self.manifest is not None:
             self._take(name, data)
         elif self.problem is None:
@@ -608,7 +608,8 @@ class _Loader:
         if self.problem is not None:
             raise self.problem
         assert self.manifest is not None
-        return self.manifest, _Members(self.names, self.raw, again, self.listings, leaks=self.leaks)
+        leaks = self.scanner.finish()
+        return self.manifest, _Members(self.names, self.raw, again, self.listings, leaks=leaks)
 
     def _plan(self, artifacts: list[dict[str, Any]]) -> None:
         for art in artifacts:

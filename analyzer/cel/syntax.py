@@ -119,6 +119,7 @@ _TOKEN = re.compile(
                |"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*'))
   | (?P<ident>[_a-zA-Z][_a-zA-Z0-9]*)
   | (?P<op>&&|\|\||==|!=|<=|>=|[-+*/%!<>?:.,()\[\]{}])
+  | (?P<bad>.)
     """,
     re.VERBOSE | re.DOTALL,
 )
@@ -148,41 +149,39 @@ _ESCAPE = re.compile(
 INT64 = 2**63
 
 
-@dataclass(frozen=True, slots=True)
-class Token:
-    kind: str  # literal | ident | op | end
-    text: str
-    pos: int
-    value: Any = None
+# A token: (key, text, position, literal value). The key is the operator itself for an
+# operator, else "ident", "literal" or "end": the parser asks one question of each token,
+# "is its key this?". Plain tuples: building ~25,000 frozen dataclasses was a third of the
+# time the shipped rules took to parse.
+Token = tuple[str, str, int, Any]
+_KEYWORD_KEYS = {"true": ("literal", True), "false": ("literal", False), "null": ("literal", None)}
 
 
 def tokenize(source: str) -> list[Token]:
     if len(source) > MAX_SOURCE:
         raise CelSyntaxError(f"expression longer than {MAX_SOURCE} characters")
     tokens: list[Token] = []
-    pos = 0
-    while pos < len(source):
-        m = _TOKEN.match(source, pos)
-        if not m:
-            raise CelSyntaxError(f"unexpected character {source[pos]!r} at {pos}")
-        kind, text = m.lastgroup, m.group()
+    append = tokens.append
+    for m in _TOKEN.finditer(source):
+        kind = m.lastgroup
         if kind == "ws":
-            pass
-        elif kind == "ident":
-            if text in ("true", "false"):
-                tokens.append(Token("literal", text, pos, text == "true"))
-            elif text == "null":
-                tokens.append(Token("literal", text, pos, None))
+            continue
+        text = m.group()
+        if kind == "ident":
+            if text in _KEYWORD_KEYS:
+                key, value = _KEYWORD_KEYS[text]
+                append((key, text, m.start(), value))
             elif text == "in":
-                tokens.append(Token("op", text, pos))
+                append(("in", text, m.start(), None))
             else:
-                tokens.append(Token("ident", text, pos))
+                append(("ident", text, m.start(), None))
         elif kind == "op":
-            tokens.append(Token("op", text, pos))
+            append((text, text, m.start(), None))
+        elif kind == "bad":
+            raise CelSyntaxError(f"unexpected character {text!r} at {m.start()}")
         else:
-            tokens.append(Token("literal", text, pos, _literal(kind or "", text, pos)))
-        pos = m.end()
-    tokens.append(Token("end", "", pos))
+            append(("literal", text, m.start(), _literal(kind or "", text, m.start())))
+    tokens.append(("end", "", len(source), None))
     return tokens
 
 
@@ -243,8 +242,17 @@ def _unescape(m: re.Match[str], pos: int, as_bytes: bool) -> str:
 
 # ------------------------------------------------------------------------ parser
 
-_RELATIONS = ("==", "!=", "<", "<=", ">", ">=", "in")
 _MACROS = {"all": 2, "exists": 2, "exists_one": 2, "filter": 2}
+# Binary operators by how tightly they bind; all associate to the left. One loop climbs
+# them (precedence climbing) instead of one function a level: the same trees, in a third
+# of the calls.
+_PRECEDENCE = {
+    "||": 1,
+    "&&": 2,
+    **dict.fromkeys(("==", "!=", "<", "<=", ">", ">=", "in"), 3),
+    **dict.fromkeys(("+", "-"), 4),
+    **dict.fromkeys(("*", "/", "%"), 5),
+}
 
 
 def parse(source: str) -> Node:
@@ -254,33 +262,27 @@ def parse(source: str) -> Node:
 class _Parser:
     def __init__(self, tokens: list[Token]) -> None:
         self.tokens = tokens
+        self.keys = [tok[0] for tok in tokens]
         self.pos = 0
         self.depth = 0
 
     # -- helpers
-    def peek(self) -> Token:
-        return self.tokens[self.pos]
-
     def next(self) -> Token:
         tok = self.tokens[self.pos]
         self.pos += 1
         return tok
 
-    def at(self, *ops: str) -> bool:
-        tok = self.peek()
-        return tok.kind == "op" and tok.text in ops
-
     def expect(self, op: str) -> Token:
         tok = self.next()
-        if tok.kind != "op" or tok.text != op:
-            raise CelSyntaxError(f"expected {op!r} at {tok.pos}, found {_show(tok)}")
+        if tok[0] != op:
+            raise CelSyntaxError(f"expected {op!r} at {tok[2]}, found {_show(tok)}")
         return tok
 
     def parse(self) -> Node:
         node = self.expr()
-        tok = self.peek()
-        if tok.kind != "end":
-            raise CelSyntaxError(f"unexpected {_show(tok)} at {tok.pos}")
+        tok = self.tokens[self.pos]
+        if tok[0] != "end":
+            raise CelSyntaxError(f"unexpected {_show(tok)} at {tok[2]}")
         return node
 
     # -- grammar, loosest binding first
@@ -288,64 +290,43 @@ class _Parser:
         self.depth += 1
         if self.depth > MAX_DEPTH:
             raise CelSyntaxError(f"expression nested deeper than {MAX_DEPTH}")
-        node = self.logical("||", self.logical_and)
-        if self.at("?"):
-            self.next()
-            then = self.logical("||", self.logical_and)
+        node = self.binary(1)
+        if self.keys[self.pos] == "?":
+            self.pos += 1
+            then = self.binary(1)
             self.expect(":")
             node = Conditional(node, then, self.expr())
         self.depth -= 1
         return node
 
-    def logical(self, op: str, operand: Any) -> Node:
-        node = operand()
-        while self.at(op):
-            self.next()
-            node = Binary(op, node, operand())
-        return node
-
-    def logical_and(self) -> Node:
-        return self.logical("&&", self.relation)
-
-    def relation(self) -> Node:
-        node = self.addition()
-        while self.at(*_RELATIONS):
-            op = self.next().text
-            node = Binary(op, node, self.addition())
-        return node
-
-    def addition(self) -> Node:
-        node = self.multiplication()
-        while self.at("+", "-"):
-            op = self.next().text
-            node = Binary(op, node, self.multiplication())
-        return node
-
-    def multiplication(self) -> Node:
+    def binary(self, tightest: int) -> Node:
+        """Operands joined by operators binding at least as tightly as `tightest`."""
         node = self.unary()
-        while self.at("*", "/", "%"):
-            op = self.next().text
-            node = Binary(op, node, self.unary())
-        return node
+        keys = self.keys
+        while True:
+            op = keys[self.pos]
+            level = _PRECEDENCE.get(op)
+            if level is None or level < tightest:
+                return node
+            self.pos += 1
+            node = Binary(op, node, self.binary(level + 1))
 
     def unary(self) -> Node:
-        if self.at("!", "-"):
+        key = self.keys[self.pos]
+        if key == "!" or key == "-":
             ops: list[str] = []
-            while self.at("!", "-"):
-                op = self.next().text
-                if ops and ops[-1] == op:  # `!!x` is x, `--x` is x, as in cel-go
+            while key == "!" or key == "-":
+                self.pos += 1
+                if ops and ops[-1] == key:  # `!!x` is x, `--x` is x, as in cel-go
                     ops.pop()
                 else:
-                    ops.append(op)
-            if (
-                ops
-                and ops[-1] == "-"
-                and self.peek().kind == "literal"
-                and _is_int(self.peek().value)
-            ):
+                    ops.append(key)
+                key = self.keys[self.pos]
+            tok = self.tokens[self.pos]
+            if ops and ops[-1] == "-" and key == "literal" and _is_int(tok[3]):
                 # -9223372036854775808 is a valid literal although its magnitude is not.
-                value = -self.next().value
-                node: Node = Literal(value)
+                self.pos += 1
+                node: Node = Literal(-tok[3])
                 ops.pop()
             else:
                 node = self.member()
@@ -359,44 +340,47 @@ class _Parser:
 
     def member(self) -> Node:
         node = self.primary()
+        keys = self.keys
         while True:
-            if self.at("."):
-                self.next()
+            key = keys[self.pos]
+            if key == ".":
+                self.pos += 1
                 name = self.ident(field=True)
-                if self.at("("):
+                if keys[self.pos] == "(":
                     node = self.call(name, node, self.arguments())
                 else:
                     node = Select(node, name)
-            elif self.at("["):
-                self.next()
+            elif key == "[":
+                self.pos += 1
                 node = Index(node, self.expr())
                 self.expect("]")
-            elif self.at("{"):
+            elif key == "{":
                 raise CelSyntaxError(
-                    f"message construction is not supported (at {self.peek().pos})"
+                    f"message construction is not supported (at {self.tokens[self.pos][2]})"
                 )
             else:
                 return node
 
     def primary(self) -> Node:
         tok = self.next()
-        if tok.kind == "literal":
-            return Literal(tok.value)
-        if tok.kind == "ident" or (tok.kind == "op" and tok.text == "."):
-            name = tok.text if tok.kind == "ident" else "." + self.ident()
-            _check_ident(name, tok.pos)
-            if self.at("("):
+        key = tok[0]
+        if key == "literal":
+            return Literal(tok[3])
+        if key == "ident" or key == ".":
+            name = tok[1] if key == "ident" else "." + self.ident()
+            _check_ident(name, tok[2])
+            if self.keys[self.pos] == "(":
                 return self.call(name, None, self.arguments())
             return Ident(name)
-        if tok.kind == "op" and tok.text == "(":
+        if key == "(":
             node = self.expr()
             self.expect(")")
             return node
-        if tok.kind == "op" and tok.text == "[":
+        if key == "[":
             return ListExpr(tuple(self.sequence("]", self.expr)))
-        if tok.kind == "op" and tok.text == "{":
+        if key == "{":
             return MapExpr(tuple(self.sequence("}", self.entry)))
-        raise CelSyntaxError(f"unexpected {_show(tok)} at {tok.pos}")
+        raise CelSyntaxError(f"unexpected {_show(tok)} at {tok[2]}")
 
     def entry(self) -> tuple[Node, Node]:
         key = self.expr()
@@ -405,11 +389,12 @@ class _Parser:
 
     def sequence(self, close: str, item: Any) -> list[Any]:
         items: list[Any] = []
-        while not self.at(close):
+        keys = self.keys
+        while keys[self.pos] != close:
             items.append(item())
-            if not self.at(","):
+            if keys[self.pos] != ",":
                 break
-            self.next()
+            self.pos += 1
         self.expect(close)
         return items
 
@@ -419,11 +404,11 @@ class _Parser:
 
     def ident(self, field: bool = False) -> str:
         tok = self.next()
-        if tok.kind != "ident":
-            raise CelSyntaxError(f"expected a name at {tok.pos}, found {_show(tok)}")
+        if tok[0] != "ident":
+            raise CelSyntaxError(f"expected a name at {tok[2]}, found {_show(tok)}")
         if not field:  # `metadata.namespace` is fine: only names may not be reserved words
-            _check_ident(tok.text, tok.pos)
-        return tok.text
+            _check_ident(tok[1], tok[2])
+        return tok[1]
 
     def call(self, name: str, target: Node | None, args: list[Node]) -> Node:
         if target is None and name == "has":
@@ -459,4 +444,4 @@ def _is_int(value: Any) -> bool:
 
 
 def _show(tok: Token) -> str:
-    return "end of expression" if tok.kind == "end" else repr(tok.text)
+    return "end of expression" if tok[0] == "end" else repr(tok[1])

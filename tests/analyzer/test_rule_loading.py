@@ -2,14 +2,26 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
+import jinja2
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from jinja2 import meta as jinja_meta
 
 from analyzer.errors import RuleLoadError
 from analyzer.manual import load_manual
-from analyzer.rules import default_rules_dir, load_rules
+from analyzer.rules import (
+    TEMPLATES,
+    _plain_variables,
+    _template,
+    _variables,
+    default_rules_dir,
+    load_rules,
+)
 
 GOOD = {
     "id": "controller-crash/oom-killed",
@@ -156,3 +168,64 @@ def test_hostile_rule_is_refused_or_errors_and_the_run_goes_on(tmp_path: Path, c
     assert results["controller-crash/crd-outdated"].outcome == "error"
     assert results["controller-crash/oom-killed"].outcome == "fired"  # the run went on
     assert not Path("/tmp/tf-pwned").exists()
+
+
+# ---------------------------------------------------------------- template checks
+
+# Jinja tags and what only looks like one, joined at random: the quick reading of a template's
+# variables must answer what Jinja's parser and undeclared-variable finder answered.
+_TEMPLATE_PIECES = [
+    "text ", "{", "}", "{{", "}}", "{%", "%}", "{#", "#}", "{{ a }}", "{{b}}", "{{ a.b.c }}",
+    "{{ object.name }}", "{{\n  a\t}}", "{{ a . b }}", "{{- a -}}", "{{ a.0 }}", "{{ a[b] }}",
+    "{{ self }}", "{{ range }}", "{{ true }}", "{{ None }}", "{{ not }}", "{{ not a }}",
+    "{{ loop.index }}", "{% if a %}", "{% elif b == 'x' %}", "{% else %}", "{% endif %}",
+    "{{ xs | join(', ') }}", "{{ xs | nosuch }}", "{{ a if b else c }}", "{{ -a + 1 }}",
+    "{% for i in xs %}", "{{ i }}", "{% endfor %}", "{% for i in xs %}{{ i }}{% endfor %}",
+    "{% set y = 1 %}", "{{ y }}", "{% set y = 1 %}{{ y }}",
+    "{{ a is defined }}", "{# c #}", "{% raw %}{{ r }}{% endraw %}", "{{ é }}", "{{ a\u00a0}}",
+]  # fmt: skip
+
+
+def _outcome(check: Callable[[], object]) -> str:
+    try:
+        check()
+        return "ok"
+    except RuleLoadError as exc:
+        return str(exc)
+    except Exception as exc:  # what escaped the check before escapes it still
+        return f"{type(exc).__name__}: {exc}"
+
+
+def _checked_by_jinja(source: str, names: set[str]) -> None:
+    """The template check as it was: Jinja's parser, then its undeclared-variable finder."""
+    if "{" not in source:
+        return
+    try:
+        parsed = TEMPLATES.parse(source)
+    except jinja2.TemplateSyntaxError as exc:
+        raise RuleLoadError(f"r: f: invalid template: {exc.message}") from exc
+    unknown = sorted(jinja_meta.find_undeclared_variables(parsed) - names)
+    if unknown:
+        raise RuleLoadError(f"r: f: unknown template variable(s) {', '.join(unknown)}")
+
+
+@settings(max_examples=1500)
+@given(pieces=st.lists(st.sampled_from(_TEMPLATE_PIECES), max_size=8))
+def test_template_checks_answer_what_jinja_answers(pieces: list[str]) -> None:
+    source = "".join(pieces)
+    names = {"a", "object"}
+    assert _outcome(lambda: _template("r", "f", source, names)) == _outcome(
+        lambda: _checked_by_jinja(source, names)
+    )
+
+
+def test_shipped_templates_read_as_jinja_reads_them() -> None:
+    for rule in load_rules(default_rules_dir()):
+        texts = [t for by_lang in rule.texts.values() for t in by_lang.values()]
+        for text in [*texts, *rule.commands]:
+            if "{" in text.source:
+                expected = jinja_meta.find_undeclared_variables(TEMPLATES.parse(text.source))
+                found = _plain_variables(text.source)
+                if found is None:
+                    found = _variables(TEMPLATES.parse(text.source))
+                assert found == expected, (rule.id, text.source)
