@@ -8,11 +8,13 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
+from datetime import datetime
 from functools import cache
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from jsonschema import Draft202012Validator, FormatChecker
+if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator
 
 FORMAT_VERSION = 1
 
@@ -26,6 +28,10 @@ def load(name: str) -> dict[str, Any]:
 
 @cache
 def validator(name: str) -> Draft202012Validator:
+    # Imported here: most runs never need jsonschema (the quick check below answers), and
+    # importing it is a tenth of a second of every tf-analyze start.
+    from jsonschema import Draft202012Validator, FormatChecker
+
     return Draft202012Validator(load(name), format_checker=FormatChecker())
 
 
@@ -73,15 +79,14 @@ class _Unsupported(Exception):
 def _quick_check(name: str) -> Check | None:
     schema = load(name)
     try:
-        return _Compiler(schema, validator(name).format_checker).compile(schema, root=True)
+        return _Compiler(schema).compile(schema, root=True)
     except _Unsupported:
         return None
 
 
 class _Compiler:
-    def __init__(self, root: dict[str, Any], formats: FormatChecker | None) -> None:
+    def __init__(self, root: dict[str, Any]) -> None:
         self.root = root
-        self.formats = formats
         self.refs: dict[str, Check] = {}
 
     def compile(self, schema: Any, root: bool = False) -> Check:
@@ -124,8 +129,9 @@ class _Compiler:
             search = re.compile(value).search
             return lambda v: type(v) is not str or search(v) is not None
         if key == "format":
-            formats = self.formats
-            return (lambda v: True) if formats is None else (lambda v: formats.conforms(v, value))
+            if value != "date-time":
+                raise _Unsupported
+            return _date_time
         if key == "required":
             names = tuple(value)
             return lambda v: type(v) is not dict or all(n in v for n in names)
@@ -236,6 +242,25 @@ def _unique_strings(v: Any) -> bool:
     """uniqueItems, answered only for lists of strings (jsonschema's equality is plain `==`
     there); any other list says False and goes to jsonschema."""
     return type(v) is not list or (all(type(x) is str for x in v) and len(set(v)) == len(v))
+
+
+_RFC3339 = re.compile(
+    r"[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?([Zz]|[+-][0-9]{2}:[0-9]{2})"
+)
+
+
+def _date_time(v: Any) -> bool:
+    """Surely an RFC 3339 date-time (a real day and time of day), as jsonschema's checker
+    reads it; anything it might still accept (a leap second, say) goes to jsonschema."""
+    if type(v) is not str:
+        return True  # a format applies to strings only
+    if not _RFC3339.fullmatch(v):
+        return False
+    try:
+        datetime.fromisoformat(v.replace("z", "Z").replace("t", "T"))
+    except ValueError:
+        return False
+    return True
 
 
 def _type_test(names: list[str]) -> Check:
