@@ -1,8 +1,5 @@
 """tf-analyze: turns a TensorFusion support bundle into a report, with no cluster."""
 
-from importlib.metadata import PackageNotFoundError, version
+from tf_support_schemas import TOOL_VERSION as __version__
 
-try:
-    __version__ = version("tf-support")
-except PackageNotFoundError:  # running from a source tree that was never installed
-    __version__ = "0.0.0+source"
+__all__ = ["__version__"]
