@@ -31,7 +31,7 @@ from .emulator.selectors import (
 )
 from .emulator.selectors import _lookup as field_value  # what FieldSelector compares
 from .errors import BundleError, ExitCode
-from .leaks import Leak, Scanner, scan_member
+from .leaks import BackgroundScan, Leak, Scanner, scan_member
 
 OK_STATUSES = ("ok", "truncated")
 
@@ -189,13 +189,18 @@ class Bundle:
         # heap again and again (it cost more than the parsing itself).
         collecting = gc.isenabled()
         gc.disable()
+        background = BackgroundScan.start(path, Archive(path, limits).members)
         try:
             archive = Archive(path, limits)
-            loader = _Loader(str(path))
+            loader = _Loader(str(path), background)
             for name, data in archive.members():
                 loader.add(name, data)
             manifest, members = loader.finish(archive.again)
             bundle = cls(manifest, members, str(path))
+        except BaseException:
+            if background is not None:
+                background.cancel()
+            raise
         finally:
             if collecting:
                 gc.enable()
@@ -560,7 +565,7 @@ class _Loader:
     an object listing is parsed at once and its bytes dropped, and only the members that a
     log, exec or document artifact reads are kept. Members before the manifest wait for it."""
 
-    def __init__(self, source: str) -> None:
+    def __init__(self, source: str, background: BackgroundScan | None = None) -> None:
         self.source = source
         self.manifest: dict[str, Any] | None = None
         self.problem: BundleError | None = None
@@ -572,9 +577,10 @@ class _Loader:
         self.memo: dict[str, str] = {}
         self.to_parse: set[str] = set()
         self.to_keep: set[str] = set()
-        # The last look for secrets, while the bytes are here: reading the archive a second
-        # time only for it cost a third of the scan.
-        self.scanner = Scanner()
+        # The last look for secrets: in a second process where one can run beside this one,
+        # else here while the bytes are here (reading the archive a second time only for it
+        # cost a third of the scan).
+        self.scanner: Scanner | BackgroundScan = background or Scanner()
 
     def add(self, name: str, data: bytes) -> None:
         if name == "manifest.json":

@@ -279,3 +279,59 @@ def test_a_huge_pax_header_is_over_the_member_cap(tmp_path: Path) -> None:
     with pytest.raises(BundleError) as err:
         Bundle.open(path, Limits(member_bytes=2**20))
     assert err.value.exit_code == ExitCode.TOO_LARGE
+
+
+def _large_bundle_with_leaks(tmp_path: Path) -> Path:
+    """Large enough for the scan to run in a second process: incompressible filler, a JWT in
+    a listing, a GitHub token in a small member and one in a large member."""
+    import os
+
+    jwt = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4eHh4eHh4eCJ9.c2lnbmF0dXJlc2ln"
+    token = "ghp_" + "A1b2C3d4E5" * 4
+    filler = os.urandom(300_000).hex().encode()
+    return raw_tar_zst(
+        tmp_path / "large.tar.zst",
+        [
+            manifest_member(base_manifest([_objects_art("a", "objects/pods/n.json")])),
+            file_member("objects/pods/n.json", json.dumps(_listing(f"p-{jwt}")).encode()),
+            file_member("small.txt", b"token " + token.encode()),
+            file_member("large.bin", filler + b" " + token.encode() + b" " + filler),
+        ],
+    )
+
+
+def test_the_scan_beside_the_parse_finds_what_a_scan_here_finds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = _large_bundle_with_leaks(tmp_path)
+    assert path.stat().st_size >= leaks.BackgroundScan.MIN_SIZE
+    started: list[object] = []
+    start = leaks.BackgroundScan.start.__func__  # type: ignore[attr-defined]
+
+    def watched(cls: type, *args: Any) -> Any:
+        started.append(scan := start(cls, *args))
+        return scan
+
+    monkeypatch.setattr(leaks.BackgroundScan, "start", classmethod(watched))
+    beside = Bundle.open(path).possible_secrets()
+    monkeypatch.setattr(leaks.BackgroundScan, "start", classmethod(lambda cls, *a: None))
+    here = Bundle.open(path).possible_secrets()
+    assert started and started[0] is not None  # it did run in a second process
+    assert beside == here
+    assert [(x.member, x.kind) for x in here] == [
+        ("large.bin", "github-token"),
+        ("objects/pods/n.json", "jwt"),
+        ("small.txt", "github-token"),
+    ]
+
+
+def test_a_scan_process_that_dies_leaves_the_scan_to_this_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+
+    path = _large_bundle_with_leaks(tmp_path)
+    expected = [(x.member, x.kind) for x in Bundle.open(path).possible_secrets()]
+    monkeypatch.setattr(leaks, "_scan_all", lambda members, answer: os._exit(3))
+    bundle = Bundle.open(path)
+    assert [(x.member, x.kind) for x in bundle.possible_secrets()] == expected
