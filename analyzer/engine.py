@@ -125,9 +125,11 @@ def evaluate(rule: Rule, bundle: Bundle, tf: dict[str, Any]) -> RuleResult:
             finding = _finding(rule, variables, subject) if fired else None
         except _Unavailable as exc:
             gaps.append((exc.message, exc.zh, exc.where))  # not exc: it holds its frames
+            _unlink(exc)
             continue
         except RuleEvalError as exc:
             errors.append(f"{_subject_ref(subject)}: {exc}")
+            _unlink(exc)
             continue
         finally:
             # A kept _Unavailable holds the frames it passed, which hold `variables`: a
@@ -150,6 +152,15 @@ def evaluate(rule: Rule, bundle: Bundle, tf: dict[str, Any]) -> RuleResult:
         result.outcome = "skipped"
         result.reason, result.reason_zh = _gaps_text(gaps, "en"), _gaps_text(gaps, "zh")
     return result
+
+
+def _unlink(exc: BaseException | None) -> None:
+    """Drop the tracebacks of an exception that was handled, and of its causes: each holds
+    the frames it passed, which hold it (a cycle per subject otherwise, freed only by the
+    collector: over a million objects for the rule set on a 10,000-pod bundle)."""
+    while exc is not None:
+        exc.__traceback__ = None
+        exc = exc.__cause__ or exc.__context__
 
 
 def _gaps_text(gaps: list[tuple[str, str, str]], lang: str, shown: int = 3) -> str:
