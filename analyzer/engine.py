@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import weakref
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import jinja2
 
@@ -397,19 +397,19 @@ class _Own(dict):  # type: ignore[type-arg]
                 # The subject's own logs, or those of the pods a `where` binding picked for it
                 # (the hypervisor of a GPUNode, say).
                 mine = spec["logs"] == rule.subject
-                self[name] = (_subject_logs if mine else _selected_logs, spec)
+                self[name] = (_subject_logs if mine else _selected_logs, _LogSpec.of_binding(spec))
             elif "events_for" in spec:
                 self[name] = (_subject_events, spec)
             elif "exec" in spec:
                 self[name] = (_subject_exec, spec)
 
 
-def _subject_logs(v: _Variables, spec: dict[str, Any]) -> list[str]:
+def _subject_logs(v: _Variables, spec: _LogSpec) -> list[str]:
     return _log_lines(v.own.bundle, v.subject, spec)
 
 
-def _selected_logs(v: _Variables, spec: dict[str, Any]) -> list[str]:
-    return [line for pod in v[spec["logs"]] for line in _log_lines(v.own.bundle, pod, spec)]
+def _selected_logs(v: _Variables, spec: _LogSpec) -> list[str]:
+    return [line for pod in v[spec.of] for line in _log_lines(v.own.bundle, pod, spec)]
 
 
 def _subject_events(v: _Variables, spec: dict[str, Any]) -> list[dict[str, Any]]:
@@ -459,19 +459,35 @@ def _not_run(check: str) -> tuple[str, str]:
     )
 
 
-def _log_lines(bundle: Bundle, pod: dict[str, Any], spec: dict[str, Any]) -> list[str]:
-    meta = pod.get("metadata", {})
+class _LogSpec(NamedTuple):
+    """What a logs binding reads, worked out once per rule, not once per pod."""
+
+    of: str  # the subject, or a `where` binding of pods
+    containers: list[str] | None  # None: every container of the pod
+    which: tuple[bool, ...]  # previous run, current run, or both
+    tail: int | None
+    grep: str | None
+
+    @classmethod
+    def of_binding(cls, spec: dict[str, Any]) -> _LogSpec:
+        prev = spec.get("previous", False)
+        which = (True, False) if prev == "both" else (bool(prev),)
+        return cls(spec["logs"], spec.get("containers"), which, spec.get("tail"), spec.get("grep"))
+
+
+def _log_lines(bundle: Bundle, pod: dict[str, Any], spec: _LogSpec) -> list[str]:
+    meta = pod.get("metadata") or {}
     ns, name = meta.get("namespace", ""), meta.get("name", "")
-    present = [c.get("name") for c in (pod.get("spec") or {}).get("containers", [])]
-    present += [c.get("name") for c in (pod.get("spec") or {}).get("initContainers", [])]
-    wanted = [c for c in spec.get("containers", present) if c in present]
-    prev = spec.get("previous", False)
-    which = [True, False] if prev == "both" else [bool(prev)]
-    tail = spec.get("tail")
+    pod_spec = pod.get("spec") or {}
+    present = [c.get("name") for c in pod_spec.get("containers", ())]
+    if pod_spec.get("initContainers"):
+        present += [c.get("name") for c in pod_spec["initContainers"]]
+    wanted = present if spec.containers is None else [c for c in spec.containers if c in present]
+    which, tail, grep, logs = spec.which, spec.tail, spec.grep, bundle.log
     lines: list[str] = []
     for container in wanted:
         for previous in which:
-            log = bundle.log(ns, name, container, previous, spec.get("grep"))
+            log = logs(ns, name, container, previous, grep)
             if log is None:
                 if previous:
                     continue  # never attempted: the container had not restarted
