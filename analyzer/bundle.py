@@ -387,6 +387,10 @@ class Bundle:
         """Outputs of one check in any container of a pod."""
         return list(self._exec_by_pod.get((namespace, pod, check), []))
 
+    def exec_checks(self) -> set[str]:
+        """The checks that were run in some container (none without tf-collect --exec)."""
+        return {check for (_, _, check) in self._exec_by_pod}
+
     def document(self, kind: str) -> tuple[Any, str, str]:
         """(data, status, message) of the Helm release projection or the metrics answer."""
         return self._documents.get(kind, (None, "not_collected", f"no {kind} step in this bundle"))

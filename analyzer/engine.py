@@ -32,9 +32,18 @@ class _Unavailable(cel.Unknown):
     Chinese), `where` which object it was for (many subjects missing the same data make one
     line)."""
 
-    def __init__(self, message: str, where: str = "", zh: str = "") -> None:
+    def __init__(
+        self, message: str, where: str = "", zh: str = "", for_subject: bool = False
+    ) -> None:
         super().__init__(message)
         self.message, self.where, self.zh = message, where, zh or message
+        self.for_subject = for_subject  # `where` is the namespace/name of whichever subject
+
+    def where_for(self, subject: dict[str, Any] | None) -> str:
+        if not self.for_subject or not subject:
+            return self.where
+        meta = subject.get("metadata") or {}
+        return f"{meta.get('namespace', '')}/{meta.get('name', '')}"
 
     @classmethod
     def of(cls, cov: Coverage) -> _Unavailable:
@@ -124,7 +133,7 @@ def evaluate(rule: Rule, bundle: Bundle, tf: dict[str, Any]) -> RuleResult:
                 raise RuleEvalError(f"when: must be true or false, got {type(fired).__name__}")
             finding = _finding(rule, variables, subject) if fired else None
         except _Unavailable as exc:
-            gaps.append((exc.message, exc.zh, exc.where))  # not exc: it holds its frames
+            gaps.append((exc.message, exc.zh, exc.where_for(subject)))  # not exc: its frames
             _unlink(exc)
             continue
         except RuleEvalError as exc:
@@ -202,7 +211,8 @@ def _run_or_missing(
     try:
         return _run(expr, variables)
     except _Unavailable as exc:
-        missing.append(f"(not collected: {exc.message}{': ' + exc.where if exc.where else ''})")
+        where = exc.where_for(getattr(variables, "subject", None))
+        missing.append(f"(not collected: {exc.message}{': ' + where if where else ''})")
         return default
 
 
@@ -392,6 +402,7 @@ class _Own(dict):  # type: ignore[type-arg]
     def __init__(self, rule: Rule, bundle: Bundle) -> None:
         super().__init__()
         self.bundle = bundle
+        checks: set[str] | None = None
         for name, spec in rule.bindings.items():
             if "logs" in spec:
                 # The subject's own logs, or those of the pods a `where` binding picked for it
@@ -401,7 +412,12 @@ class _Own(dict):  # type: ignore[type-arg]
             elif "events_for" in spec:
                 self[name] = (_subject_events, spec)
             elif "exec" in spec:
-                self[name] = (_subject_exec, spec)
+                run = spec["check"] in checks if checks is not None else None
+                if run is None:
+                    checks = bundle.exec_checks()
+                    run = spec["check"] in checks
+                # A check run nowhere (no --exec): the same answer for every pod, made once.
+                self[name] = (_subject_exec, spec) if run else (_never_run, _not_run_error(spec))
 
 
 def _subject_logs(v: _Variables, spec: _LogSpec) -> list[str]:
@@ -418,6 +434,15 @@ def _subject_events(v: _Variables, spec: dict[str, Any]) -> list[dict[str, Any]]
 
 def _subject_exec(v: _Variables, spec: dict[str, Any]) -> dict[str, Any]:
     return _exec_output(v.own.bundle, v.subject, spec)
+
+
+def _never_run(v: _Variables, error: _Unavailable) -> dict[str, Any]:
+    raise error  # the subject it is missing for is the one the gap is recorded for
+
+
+def _not_run_error(spec: dict[str, Any]) -> _Unavailable:
+    en, zh = _not_run(spec["check"])
+    return _Unavailable(en, "", zh, for_subject=True)
 
 
 def _events(bundle: Bundle, obj: dict[str, Any]) -> list[dict[str, Any]]:
