@@ -7,6 +7,7 @@ knows that the manifest maps those names to members.
 
 from __future__ import annotations
 
+import functools
 import gc
 import json
 import weakref
@@ -93,21 +94,33 @@ def ref(obj: dict[str, Any]) -> str:
 
 
 class _ObjectIndex:
-    """The objects of one resource, in (namespace, name) order, indexed by namespace, by
-    label (key, value) and, on first use, by the value of a selector field. A query starts
-    from the smallest matching bucket and applies the whole selector to that bucket only."""
+    """The objects of one resource, in (namespace, name) order, indexed on first use by
+    namespace, by label (key, value) and by the value of a selector field (most of a bundle's
+    resources are never queried so). A query starts from the smallest matching bucket and
+    applies the rest of the selector to that bucket only."""
 
     def __init__(self, items: list[dict[str, Any]]) -> None:
         self.items = items
-        self._pos = {id(o): i for i, o in enumerate(items)}
-        self._by_ns: dict[str, list[dict[str, Any]]] = defaultdict(list)
-        self._by_label: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
         self._by_field: dict[str, dict[str, list[dict[str, Any]]]] = {}
-        for obj in items:
-            meta = obj["metadata"]
-            self._by_ns[meta.get("namespace")].append(obj)
-            for key, value in (meta.get("labels") or {}).items():
-                self._by_label[(key, value)].append(obj)
+
+    @functools.cached_property
+    def _pos(self) -> dict[int, int]:
+        return {id(o): i for i, o in enumerate(self.items)}
+
+    @functools.cached_property
+    def _by_ns(self) -> dict[str, list[dict[str, Any]]]:
+        found: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for obj in self.items:
+            found[obj["metadata"].get("namespace")].append(obj)
+        return found
+
+    @functools.cached_property
+    def _by_label(self) -> dict[tuple[str, str], list[dict[str, Any]]]:
+        found: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+        for obj in self.items:
+            for key, value in (obj["metadata"].get("labels") or {}).items():
+                found[(key, value)].append(obj)
+        return found
 
     def select(
         self, namespace: str | None, labels: LabelSelector | None, fields: FieldSelector | None
