@@ -8,6 +8,7 @@ the rule *skipped* with the reason, never *passed*.
 from __future__ import annotations
 
 import functools
+import gc
 import weakref
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -78,7 +79,16 @@ def analyze(bundle: Bundle, rules: list[Rule]) -> Analysis:
         "version": bundle.manifest["tensorfusion"].get("version") or "",
         "installed": bundle.manifest["tensorfusion"].get("installed"),
     }
-    results = [evaluate(rule, bundle, tf) for rule in rules]
+    # The rules leave no cycles behind (handled exceptions drop their tracebacks; a test holds
+    # a whole run to that), so the collector has nothing to find while they run: its passes
+    # over the young objects of 237,000 rule/subject evaluations cost a tenth of a second.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        results = [evaluate(rule, bundle, tf) for rule in rules]
+    finally:
+        if collecting:
+            gc.enable()
     findings = [f for r in results for f in r.findings]
     return Analysis(
         bundle=summary(bundle),
