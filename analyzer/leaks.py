@@ -11,6 +11,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import re
+import signal
 import sys
 import threading
 from collections.abc import Callable, Iterable
@@ -187,6 +188,8 @@ class BackgroundScan:
 
 
 def _scan_all(members: Callable[[], Iterable[tuple[str, bytes]]], answer: Any) -> None:
+    # Ctrl-C is the parent's to answer (it stops this process); nothing here may print.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         scanner = Scanner()
         for name, data in members():
@@ -195,5 +198,8 @@ def _scan_all(members: Callable[[], Iterable[tuple[str, bytes]]], answer: Any) -
         found: list[Leak] | None = scanner.finish()
     except Exception:  # a bundle this process cannot read: the parent says why
         found = None
-    answer.send(found)
-    answer.close()
+    try:
+        answer.send(found)
+        answer.close()
+    except OSError:  # the parent is gone
+        pass
