@@ -422,11 +422,10 @@ class _Own(dict):  # type: ignore[type-arg]
             elif "events_for" in spec:
                 self[name] = (_subject_events, spec)
             elif "exec" in spec:
-                run = spec["check"] in checks if checks is not None else None
-                if run is None:
+                if checks is None:
                     checks = bundle.exec_checks()
-                    run = spec["check"] in checks
                 # A check run nowhere (no --exec): the same answer for every pod, made once.
+                run = spec["check"] in checks
                 self[name] = (_subject_exec, spec) if run else (_never_run, _not_run_error(spec))
 
 

@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from . import runtime as rt
-from .runtime import CelError, Unknown
+from .runtime import CelError
 from .syntax import (
     Binary,
     Call,
@@ -116,8 +116,6 @@ class _Translator:
         self.count = 0
         self.reads: dict[str, str] = {}  # free variable -> the local that keeps it
         self.names: dict[str, Any] = {
-            "CelError": CelError,
-            "Unknown": Unknown,
             "Failed": _Failed,
             "UNSET": _UNSET,
             "has_failed": _has_failed,
