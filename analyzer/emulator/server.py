@@ -57,6 +57,10 @@ JSON = "application/json"
 AGGREGATED_V2 = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
 # A hanging request is released at stop() or after this long, whichever comes first.
 HANG_SECONDS = 300.0
+# A container runtime takes this long, at least, to start an exec'd process. kubectl registers
+# its stdout and stderr streams only after it starts reading frames; a frame sent before then
+# is dropped ("Unknown stream id 2, discarding message"), so output waits as the runtime's would.
+EXEC_START_SECONDS = 0.03
 # Containers in these waiting states have never run, so they have no log yet.
 _NEVER_STARTED = {
     "ContainerCreating",
@@ -1542,6 +1546,8 @@ class _ExecStream:
         try:
             if session.hang:
                 self._wait(HANG_SECONDS)
+                return
+            if self._wait(EXEC_START_SECONDS):
                 return
             self._channel(STDOUT, session.stdout)
             self._channel(STDERR, session.stderr)
