@@ -25,7 +25,10 @@ from __future__ import annotations
 
 import argparse
 import copy
+import datetime
+import hashlib
 import json
+import multiprocessing
 import os
 import re
 import signal
@@ -103,6 +106,46 @@ class _Cloner:
         return str(uuid.uuid5(self.seed, "/".join(parts)))
 
 
+_TIME = re.compile(r'"(20[0-9]{2}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2})Z"')
+_CONTAINER_ID = re.compile(r"containerd://[0-9a-f]{64}")
+_TOKEN_VOLUME = re.compile(r"kube-api-access-[a-z0-9]{5}")
+_NODE_IP = re.compile(r"ip-([0-9]+)-([0-9]+)-([0-9]+)-([0-9]+)(?:\.|$)")
+
+
+def _own_pod(pod: dict[str, Any], serial: int) -> dict[str, Any]:
+    """A cloned pod made as individual as a real one: its own start times (within the hour
+    after its template's), container IDs, service-account token volume, pod IP, resource
+    version, and the address of the node it runs on. Replicas of one workload share their
+    spec otherwise, as in a cluster, and no more than that."""
+    uid = pod["metadata"]["uid"]
+    shift = datetime.timedelta(seconds=serial % 3600)
+
+    def later(m: re.Match[str]) -> str:
+        when = datetime.datetime.fromisoformat(m.group(1)) + shift
+        return f'"{when.isoformat()}Z"'
+
+    def digest(text: str, size: int) -> str:
+        return hashlib.sha256(f"{uid}/{text}".encode()).hexdigest()[:size]
+
+    text = _TIME.sub(later, json.dumps(pod))
+    text = _CONTAINER_ID.sub(lambda m: "containerd://" + digest(m.group(0), 64), text)
+    volume = "kube-api-access-" + "".join(c if c.isalpha() else "x" for c in digest("sa", 5))
+    own = json.loads(_TOKEN_VOLUME.sub(volume, text))
+    own["metadata"]["resourceVersion"] = str(100000 + serial)
+    status = own.setdefault("status", {})
+    node = _NODE_IP.match(own["spec"].get("nodeName", ""))
+    if node:
+        status["hostIP"] = ".".join(node.groups())
+        status["hostIPs"] = [{"ip": status["hostIP"]}]
+    if own["spec"].get("hostNetwork"):
+        status["podIP"] = status.get("hostIP", status.get("podIP"))
+    else:
+        status["podIP"] = f"10.{128 + serial // 65536}.{(serial // 256) % 256}.{serial % 256}"
+    if status.get("podIP"):
+        status["podIPs"] = [{"ip": status["podIP"]}]
+    return own
+
+
 def _uids(objs: list[dict[str, Any]]) -> list[str]:
     return [o["metadata"]["uid"] for o in objs if o["metadata"].get("uid")]
 
@@ -144,7 +187,7 @@ def _scale_nodes(data: ClusterData, healthy: ClusterData, count: int, gpus_per_n
         status["allocatedPods"] = {g: status["allocatedPods"].get(g, []) for g in gpu_ids}
         status["totalGPUs"] = status["managedGPUs"] = gpus_per_node
         data.objects[("tensor-fusion.ai", "gpunodes")].append(new_gpunode)
-        data.objects[("", "pods")].append(cl.clone(pod, replace))
+        data.objects[("", "pods")].append(_own_pod(cl.clone(pod, replace), i))
         for k, gid in enumerate(gpu_ids):
             gpu = cl.clone(gpus[k % len(gpus)], replace)
             gpu["metadata"]["name"] = gpu["status"]["uuid"] = gid
@@ -207,7 +250,7 @@ def _scale_workloads(data: ClusterData, healthy: ClusterData, pods: int, nodes: 
             new = json.loads(json.dumps(cl.clone(pod, base)).replace("@@POD@@", pname))
             new["metadata"]["uid"] = cl.uid(wns, pname)
             new["spec"]["nodeName"] = nodes[(w * REPLICAS + r) % len(nodes)]
-            data.objects[("", "pods")].append(new)
+            data.objects[("", "pods")].append(_own_pod(new, w * REPLICAS + r))
             if (w * REPLICAS + r) % EVENTFUL == 0:
                 for ev in events:
                     e = json.loads(json.dumps(cl.clone(ev, base)).replace("@@POD@@", pname))
@@ -260,6 +303,21 @@ def generate(pods: int, gpu_nodes: int, gpus_per_node: int, faults: list[str]) -
     ]
     _scale_workloads(data, healthy, pods, node_names)
     return data
+
+
+def make_bundle(
+    pods: int, gpu_nodes: int, gpus_per_node: int, faults: list[str], bundle: Path
+) -> None:
+    t0 = time.perf_counter()
+    data = generate(pods, gpu_nodes, gpus_per_node, faults)
+    t1 = time.perf_counter()
+    collect(data, bundle)
+    t2 = time.perf_counter()
+    print(
+        f"generate {pods} pods: cluster {t1 - t0:.1f} s, tf-collect {t2 - t1:.1f} s "
+        f"({_counts(data)}; bundle {bundle.stat().st_size / 1024**2:.1f} MiB)",
+        flush=True,
+    )
 
 
 def collect(data: ClusterData, out: Path) -> None:
@@ -347,16 +405,15 @@ def main() -> None:
         for pods, gpu_nodes in sizes:
             bundle = work / f"bundle-{pods}.tar.zst"
             if args.bundles is None:
-                t0 = time.perf_counter()
-                data = generate(pods, gpu_nodes, args.gpus_per_node, faults)
-                t1 = time.perf_counter()
-                collect(data, bundle)
-                t2 = time.perf_counter()
-                print(
-                    f"generate {pods} pods: cluster {t1 - t0:.1f} s, tf-collect {t2 - t1:.1f} s "
-                    f"({_counts(data)}; bundle {bundle.stat().st_size / 1024**2:.1f} MiB)"
+                # In a process of its own: a child's peak RSS counts the pages of the process
+                # it was forked from, so the measuring one must not have held the cluster.
+                maker = multiprocessing.get_context("fork").Process(
+                    target=make_bundle, args=(pods, gpu_nodes, args.gpus_per_node, faults, bundle)
                 )
-                del data
+                maker.start()
+                maker.join()
+                if maker.exitcode != 0:
+                    raise SystemExit(f"generating the {pods}-pod bundle failed")
             report = work / f"report-{pods}.json"
             profile = work / f"analyze-{pods}.prof" if args.profile else None
             wall, rss, finished = analyze(bundle, report, profile, args.timeout)
