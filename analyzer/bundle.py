@@ -7,12 +7,13 @@ knows that the manifest maps those names to members.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import gc
 import json
 import weakref
 from collections import defaultdict
-from collections.abc import Callable, Container, Iterable, Mapping
+from collections.abc import Callable, Container, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,7 @@ import orjson
 import tf_support_schemas as schemas
 
 from .archive import DEFAULT_LIMITS, Archive, Limits
+from .background import Background
 from .emulator.selectors import (
     EQUALS,
     IN,
@@ -32,7 +34,7 @@ from .emulator.selectors import (
 )
 from .emulator.selectors import _lookup as field_value  # what FieldSelector compares
 from .errors import BundleError, ExitCode
-from .leaks import BackgroundScan, Leak, Scanner, scan_member
+from .leaks import Leak, Scanner, scan_member
 
 OK_STATUSES = ("ok", "truncated")
 
@@ -198,18 +200,28 @@ class Bundle:
         """Read, check and index a bundle. Members stream in one at a time: once the manifest
         (the first member) is known, an object listing is parsed as it arrives and only its
         objects are kept, and bytes no accessor reads are dropped at once."""
+        with cls.reading(path, limits) as reading:
+            return reading.bundle()
+
+    @classmethod
+    @contextlib.contextmanager
+    def reading(
+        cls, path: Path, limits: Limits = DEFAULT_LIMITS, head_start: int = 0
+    ) -> Iterator[_Reading]:
+        """`open`, in two steps: the helper process (see background.py) starts reading at
+        once, and `bundle()` reads the rest here. What the caller does in between runs beside
+        the helper, which takes more of the listings for it: `head_start` is about how many
+        bytes of listings this process could have parsed meanwhile."""
         # Nothing built here is garbage: the cyclic collector would only walk the growing
         # heap again and again (it cost more than the parsing itself).
         collecting = gc.isenabled()
         gc.disable()
-        background = BackgroundScan.start(path, Archive(path, limits).members)
+        background = Background.start(
+            path, Archive(path, limits).members, _manifest_listings, _parse_listing, head_start
+        )
+        reading = _Reading(cls, path, limits, background)
         try:
-            archive = Archive(path, limits)
-            loader = _Loader(str(path), background)
-            for name, data in archive.members():
-                loader.add(name, data)
-            manifest, members = loader.finish(archive.again)
-            bundle = cls(manifest, members, str(path))
+            yield reading
         except BaseException:
             if background is not None:
                 background.cancel()
@@ -217,13 +229,13 @@ class Bundle:
         finally:
             if collecting:
                 gc.enable()
-        if collecting and not gc.get_freeze_count():
+        bundle = reading.opened
+        if collecting and bundle is not None and not gc.get_freeze_count():
             # What was built lives as long as the bundle, and holds no garbage: the collector
             # leaves it alone until the bundle goes (each full collection walked its million
             # objects: 0.7 s of the analysis of a 10,000-pod bundle, more in the first rule).
             gc.freeze()
             weakref.finalize(bundle, gc.unfreeze)
-        return bundle
 
     def _member(self, name: str) -> bytes:
         if name not in self._members.names:
@@ -576,13 +588,33 @@ class _Members:
             self.raw = {}
 
 
+@dataclass
+class _Reading:
+    """A bundle being opened (`Bundle.reading`)."""
+
+    cls: type[Bundle]
+    path: Path
+    limits: Limits
+    background: Background | None
+    opened: Bundle | None = None
+
+    def bundle(self) -> Bundle:
+        archive = Archive(self.path, self.limits)
+        loader = _Loader(str(self.path), self.background)
+        for name, data in archive.members():
+            loader.add(name, data)
+        manifest, members = loader.finish(archive.again)
+        self.opened = self.cls(manifest, members, str(self.path))
+        return self.opened
+
+
 class _Loader:
     """Takes a bundle's members as they stream in. The manifest is checked when it arrives,
     and its errors are raised once the whole archive passed its own checks, as before. Then
     an object listing is parsed at once and its bytes dropped, and only the members that a
     log, exec or document artifact reads are kept. Members before the manifest wait for it."""
 
-    def __init__(self, source: str, background: BackgroundScan | None = None) -> None:
+    def __init__(self, source: str, background: Background | None = None) -> None:
         self.source = source
         self.manifest: dict[str, Any] | None = None
         self.problem: BundleError | None = None
@@ -594,10 +626,13 @@ class _Loader:
         self.memo: dict[str, str] = {}
         self.to_parse: set[str] = set()
         self.to_keep: set[str] = set()
-        # The last look for secrets: in a second process where one can run beside this one,
-        # else here while the bytes are here (reading the archive a second time only for it
-        # cost a third of the scan).
-        self.scanner: Scanner | BackgroundScan = background or Scanner()
+        # A second process, where one can run beside this one, looks for secrets and parses
+        # some of the listings (`pending` until they arrive). Without it the look is made
+        # here while the bytes are here (reading the archive again only for it cost a third
+        # of the scan).
+        self.helper = background
+        self.scanner = Scanner() if background is None else None
+        self.pending: set[str] = set()
 
     def add(self, name: str, data: bytes) -> None:
         if name == "manifest.json":
@@ -612,14 +647,21 @@ class _Loader:
             waiting, self.waiting = self.waiting, {}
             for early, early_data in waiting.items():
                 self._take(early, early_data)
+            if self.helper is not None:  # as it does, from the members that follow
+                self.helper.begin(_helper_listings(self.manifest["artifacts"]))
             return
         self.names.add(name)
-        if self.problem is None:
+        if self.problem is None and self.scanner is not None:
             self.scanner.add(name, data)
         if self.manifest is not None:
-            self._take(name, data)
+            if self.helper is not None and self.helper.takes(name, len(data)):
+                self.pending.add(name)
+            else:
+                self._take(name, data)
         elif self.problem is None:
             self.waiting[name] = data
+        if self.helper is not None:
+            self.helper.collect()  # what it sent so far: its pipe must not fill
 
     def finish(
         self, again: Callable[[], Iterable[tuple[str, bytes]]]
@@ -631,21 +673,68 @@ class _Loader:
         if self.problem is not None:
             raise self.problem
         assert self.manifest is not None
-        leaks = self.scanner.finish()
+        if self.helper is None:
+            assert self.scanner is not None
+            leaks: list[Leak] | None = self.scanner.finish()
+        else:
+            leaks = self._from_helper(self.helper, again)
         return self.manifest, _Members(self.names, self.raw, again, self.listings, leaks=leaks)
 
+    def _from_helper(
+        self, helper: Background, again: Callable[[], Iterable[tuple[str, bytes]]]
+    ) -> list[Leak] | None:
+        """The listings the helper parsed, and its leaks (None: it could not tell). What it
+        sent as bytes, or never sent, is parsed here."""
+        helper.collect(wait=True)
+        for name in self.pending:
+            if name in helper.received:
+                self.listings[name] = helper.received.pop(name)
+            elif name in helper.raw:
+                self._take(name, helper.raw.pop(name))
+        missing = self.pending - self.listings.keys()
+        if missing:
+            for name, data in again():
+                if name in missing:
+                    self._take(name, data)
+        return helper.leaks
+
     def _plan(self, artifacts: list[dict[str, Any]]) -> None:
-        for art in artifacts:
-            if art["type"] != "objects":
-                self.to_keep.update(art.get("paths", []))
-            elif art["status"] in OK_STATUSES:
-                self.to_parse.update(art.get("paths", []))
+        to_parse, self.to_keep = _listings_and_kept(artifacts)
+        self.to_parse = to_parse
 
     def _take(self, name: str, data: bytes) -> None:
         if name in self.to_parse:
             self.listings[name] = _parse_listing(data, f"{self.source}: {name}", self.memo)
         if name in self.to_keep:
             self.raw[name] = data
+
+
+def _listings_and_kept(artifacts: list[dict[str, Any]]) -> tuple[set[str], set[str]]:
+    """The members that are object listings to parse, and those the index reads as bytes."""
+    to_parse: set[str] = set()
+    to_keep: set[str] = set()
+    for art in artifacts:
+        if art["type"] != "objects":
+            to_keep.update(art.get("paths", []))
+        elif art["status"] in OK_STATUSES:
+            to_parse.update(art.get("paths", []))
+    return to_parse, to_keep
+
+
+def _helper_listings(artifacts: list[dict[str, Any]]) -> set[str]:
+    """The listings the helper process may parse: not one whose bytes are needed too."""
+    to_parse, to_keep = _listings_and_kept(artifacts)
+    return to_parse - to_keep
+
+
+def _manifest_listings(raw: bytes) -> set[str] | None:
+    """`_helper_listings` of a manifest, for the helper, or None for one it cannot read (this
+    process then refuses the bundle, or reads it all itself)."""
+    try:
+        artifacts = orjson.loads(raw)["artifacts"]
+        return _helper_listings(artifacts) if isinstance(artifacts, list) else None
+    except Exception:  # anything a hostile manifest makes the plan trip on
+        return None
 
 
 def _checked_manifest(raw: bytes, source: str) -> dict[str, Any]:

@@ -8,16 +8,8 @@ never the value.
 
 from __future__ import annotations
 
-import multiprocessing
-import os
 import re
-import signal
-import sys
-import threading
-from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
 
 # Each pattern matches the value itself; none matches tf-collect's placeholders. A pattern
 # that begins with a literal is searched at the speed of a substring search (a leading `\b`
@@ -131,75 +123,3 @@ class Scanner:
                 self.leaks += scan_member(name, data)
         self._batch = []
         self._size = 0
-
-
-class BackgroundScan:
-    """The scan in a second process, over its own read of the archive, while this one parses
-    it: on two cores the scan (a third of a second for a 10,000-pod bundle) no longer adds to
-    the wait. The child holds one member at a time. `finish` gives what it found, or None
-    when it could not tell (the caller then scans the members itself)."""
-
-    # Forking costs a few milliseconds: not worth it for a bundle that parses in less.
-    MIN_SIZE = 128 * 1024
-
-    def __init__(self, scan_archive: Callable[[], Iterable[tuple[str, bytes]]]) -> None:
-        context = multiprocessing.get_context("fork")
-        self._answer, sending = context.Pipe(duplex=False)
-        self._child = context.Process(target=_scan_all, args=(scan_archive, sending), daemon=True)
-        self._child.start()
-        sending.close()
-
-    @classmethod
-    def start(
-        cls, path: Path, scan_archive: Callable[[], Iterable[tuple[str, bytes]]]
-    ) -> BackgroundScan | None:
-        """A scan running beside this process, where that is safe and pays: Linux (fork), a
-        second CPU, no other thread (a forked child must not wait on a lock one held) and an
-        archive large enough."""
-        try:
-            if (
-                sys.platform != "linux"
-                or len(os.sched_getaffinity(0)) < 2
-                or threading.active_count() > 1
-                or not path.is_file()
-                or path.stat().st_size < cls.MIN_SIZE
-            ):
-                return None
-            return cls(scan_archive)
-        except OSError:  # no process could be started: scan here
-            return None
-
-    def add(self, name: str, data: bytes) -> None:
-        """The child reads every member itself."""
-
-    def finish(self) -> list[Leak] | None:
-        try:
-            found: list[Leak] | None = self._answer.recv()
-        except (EOFError, OSError):  # the child died before it answered
-            found = None
-        self.cancel()
-        return found
-
-    def cancel(self) -> None:
-        if self._child.is_alive():
-            self._child.kill()
-        self._child.join()
-        self._answer.close()
-
-
-def _scan_all(members: Callable[[], Iterable[tuple[str, bytes]]], answer: Any) -> None:
-    # Ctrl-C is the parent's to answer (it stops this process); nothing here may print.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        scanner = Scanner()
-        for name, data in members():
-            if name != "manifest.json":
-                scanner.add(name, data)
-        found: list[Leak] | None = scanner.finish()
-    except Exception:  # a bundle this process cannot read: the parent says why
-        found = None
-    try:
-        answer.send(found)
-        answer.close()
-    except OSError:  # the parent is gone
-        pass
