@@ -35,7 +35,16 @@ from .syntax import (
     Select,
     Unary,
 )
-from .tree import ARITHMETIC, NOT_CONSTANT, ORDER, boolean, constant, operands, string_constants
+from .tree import (
+    ARITHMETIC,
+    NOT_CONSTANT,
+    ORDER,
+    boolean,
+    constant,
+    operands,
+    strict_variables,
+    string_constants,
+)
 
 # A host function's fast path, given the call's literal arguments after the first: the keys
 # that `first[k1][k2]...` reads to give the function's own result, the function's result
@@ -330,6 +339,17 @@ class _Translator:
         self.emit(f"{t} = {not decisive}")
         for i, operand in enumerate(operands(node, node.op)):
             guard = self.block(f"if {t} is {not decisive}:") if i else None
+            # An operand that must read a variable whose read failed would only raise again
+            # (its error comes after the one kept): not evaluated, as not decisive.
+            failed = [
+                f"type({self.reads.setdefault(name, f'r{len(self.reads)}')}) is Failed"
+                for name in sorted(strict_variables(operand, frozenset(scope)))
+            ]
+            skip = (
+                self.block(f"if {error} is None or not ({' or '.join(failed)}):")
+                if i and failed
+                else None
+            )
             with self.block("try:"):
                 value = self.node(operand, scope)
             with self.block("except Exception as exc:"):
@@ -341,6 +361,8 @@ class _Translator:
                 if not boolean(operand):
                     with self.block(f"elif {value} is not {not decisive}:"):
                         self.emit(f'{error} = {error} or no_overload("_{node.op}_", {value})')
+            if skip is not None:
+                skip.close()
             if guard is not None:
                 guard.close()
         with self.block(f"if {t} is {not decisive} and {error} is not None:"):

@@ -7,7 +7,19 @@ from collections.abc import Callable
 from typing import Any
 
 from . import runtime as rt
-from .syntax import Binary, Call, Comprehension, ListExpr, Literal, Node, Select, Unary
+from .syntax import (
+    Binary,
+    Call,
+    Comprehension,
+    Conditional,
+    Ident,
+    Let,
+    ListExpr,
+    Literal,
+    Node,
+    Select,
+    Unary,
+)
 
 ORDER: dict[str, Callable[[int], bool]] = {
     "<": lambda c: c == -1,
@@ -70,6 +82,33 @@ def iterates(node: Node) -> bool:
             if any(isinstance(i, Node) and iterates(i) for i in items):
                 return True
     return False
+
+
+def strict_variables(node: Node, bound: frozenset[str] = frozenset()) -> frozenset[str]:
+    """The free variables that `node` reads on every path before anything else can decide
+    its value: where one of them cannot be read, evaluating `node` raises."""
+    if isinstance(node, Ident):
+        return frozenset() if node.name in bound else frozenset({node.name.lstrip(".")})
+    if isinstance(node, Binary) and node.op in ("&&", "||"):  # one operand may decide
+        return frozenset.intersection(
+            *(strict_variables(o, bound) for o in operands(node, node.op))
+        )
+    if isinstance(node, Conditional):
+        either = strict_variables(node.then, bound) & strict_variables(node.otherwise, bound)
+        return strict_variables(node.condition, bound) | either
+    if isinstance(node, Comprehension):  # an empty range runs no predicate
+        return strict_variables(node.range, bound)
+    if isinstance(node, Let):
+        value = strict_variables(node.value, bound)
+        return value | strict_variables(node.body, bound | {node.var})
+    found: frozenset[str] = frozenset()  # every other node evaluates all its operands first
+    for name in getattr(node, "__slots__", ()):
+        value = getattr(node, name)
+        for child in value if isinstance(value, tuple) else (value,):
+            for item in child if isinstance(child, tuple) else (child,):  # a map's (key, value)
+                if isinstance(item, Node):
+                    found |= strict_variables(item, bound)
+    return found
 
 
 _BOOLEAN_OPS = frozenset({"==", "!=", "<", "<=", ">", ">=", "in", "&&", "||"})

@@ -241,6 +241,32 @@ def test_data_not_collected_is_unknown_unless_the_other_side_decides(
             assert program.run(_Uncollected(VARS)) is expected
 
 
+@pytest.mark.parametrize(
+    ("source", "said"),
+    [
+        ("gone.a == 1 && lost.b == 2 && gone.c == 3", "gone"),
+        ("lost.a == 1 && (gone.b == 1 || lost.c == 2) && gone.d", "lost"),
+        ("(gone.a == 1 || x == 3) && lost.b == 2 && gone.c", "lost"),  # gone's absorbed first
+        ("(gone.a == 1 || x == 3) && gone.c == 2 && lost.d", "gone"),
+        ("gone.a == 1 && (gone.b == 1 || x == 3) && lost.c", "gone"),
+        ("gone.a == 1 && (x == 3 ? lost.b : false) && gone.c", "gone"),
+        ("!(gone.a || lost.b) && gone.c.exists(v, lost.d)", "gone"),
+    ],
+)
+def test_the_first_data_missing_in_order_is_the_one_said(
+    source: str, said: str, translated: bool
+) -> None:
+    # An operand that must read data already missing is not evaluated again: that may not
+    # change which missing data the result names, nor hide an operand that decides.
+    program = cel.compile(source, FUNCTIONS, translated=translated)
+    for _ in range(2):
+        with pytest.raises(cel.Unknown) as err:
+            program.run(_Uncollected(VARS))
+        assert str(err.value) == said
+    decided = cel.compile(source + " && x == 4", FUNCTIONS, translated=translated)
+    assert decided.run(_Uncollected(VARS)) is False and decided.run(_Uncollected(VARS)) is False
+
+
 def test_an_expression_python_cannot_nest_runs_on_the_closures() -> None:
     # 40 comprehensions in one another: past Python's own limit of nested blocks.
     source = "xs" + ".exists(v, [v]" * 40 + ".size() == 1" + ")" * 40
