@@ -134,7 +134,8 @@ def evaluate(rule: Rule, bundle: Bundle, tf: dict[str, Any]) -> RuleResult:
     errors: list[str] = []
     name_of_subject, when = rule.subject, rule.when
     for subject in subjects:
-        variables = _Variables(base, own, subject)
+        variables = _Variables(base)  # dict's own copy: no __init__ of ours per subject
+        variables.own, variables.subject, variables.missing = own, subject or {}, None
         if name_of_subject:
             variables[name_of_subject] = subject
         try:
@@ -382,11 +383,9 @@ class _Variables(dict):  # type: ignore[type-arg]
     and data that was not collected matters only where it would decide the result."""
 
     __slots__ = ("missing", "own", "subject")  # one of these per rule and subject: no __dict__
-
-    def __init__(self, base: dict[str, Any], own: _Own, subject: dict[str, Any] | None) -> None:
-        super().__init__(base)
-        self.own, self.subject = own, subject or {}
-        self.missing: dict[str, _Unavailable] | None = None
+    own: _Own
+    subject: dict[str, Any]
+    missing: dict[str, _Unavailable] | None
 
     def __missing__(self, name: str) -> Any:
         missing = self.missing

@@ -8,7 +8,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from .cel.translate import subscripts
+from .cel.translate import remembered, subscripts
 
 _QUANTITY = re.compile(r"^([+-]?[0-9.]+(?:[eE][+-]?[0-9]+)?)([a-zA-Z]*)$")
 _SUFFIX = {
@@ -33,6 +33,10 @@ class QuantityError(ValueError):
     pass
 
 
+_QUANTITIES: dict[str, float] = {}
+
+
+@remembered(_QUANTITIES)
 def quantity(value: Any) -> float:
     """A Kubernetes quantity ("80Gi", "165160m", 71) as a number."""
     if isinstance(value, (int, float)) and not isinstance(value, bool):
@@ -51,9 +55,6 @@ def quantity(value: Any) -> float:
     if type(value) is str and len(_QUANTITIES) < 4096:
         _QUANTITIES[value] = number  # 10,000 pods ask for the same few sizes
     return number
-
-
-_QUANTITIES: dict[str, float] = {}
 
 
 @functools.lru_cache(maxsize=2048)

@@ -56,6 +56,17 @@ Translated = Callable[[Mapping[str, Any], int], Any]
 _MISSES = "(KeyError, TypeError, IndexError)"  # what a subscript chain raises off the fast path
 
 
+def remembered(table: dict[str, Any]) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Declare that a one-argument host function keeps its result for a string argument in
+    `table` (a hit there is its result): the translation looks there before calling it."""
+
+    def mark(fn: Callable[..., Any]) -> Callable[..., Any]:
+        fn.__dict__["cel_table"] = table
+        return fn
+
+    return mark
+
+
 def subscripts(lookup: Subscripts) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Declare a host function's fast path (see `Subscripts`)."""
 
@@ -257,6 +268,14 @@ class _Translator:
             self.emit(f"{t} = {self.const(rt.GLOBAL[name])}({', '.join(args)})")
             return t
         fn = self.const(rt.host_function(name, host))
+        table = getattr(host, "cel_table", None)
+        if table is not None and len(args) == 1:
+            self.emit(
+                f"{t} = {self.const(table)}.get({args[0]}) if type({args[0]}) is str else None"
+            )
+            with self.block(f"if {t} is None:"):
+                self._host_call(t, name, fn, args)
+            return t
         fast = None
         lookup = getattr(host, "cel_subscripts", None)
         rest = [constant(a) for a in node.args[1:]]
