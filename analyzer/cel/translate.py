@@ -201,8 +201,11 @@ class _Translator:
         name = node.name.lstrip(".")
         local = self.reads.setdefault(name, f"r{len(self.reads)}")
         # Two lines per read, not seven: the source of a rule's condition reads its subject
-        # ten times over, and compiling it is most of what translating costs.
-        self.emit(f"if {local} is UNSET: {local} = read(g, {name!r})")
+        # ten times over, and compiling it is most of what translating costs. A name the
+        # variables hold is read in place; any other asks the host (which may not have it).
+        self.emit(
+            f"if {local} is UNSET: {local} = g[{name!r}] if {name!r} in g else read(g, {name!r})"
+        )
         self.emit(f"if type({local}) is Failed: raise {local}.error.with_traceback(None)")
         return local
 
