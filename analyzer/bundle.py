@@ -282,6 +282,7 @@ class Bundle:
         for (ns, pod, _, check), out in sorted(self._exec.items()):
             self._exec_by_pod[(ns, pod, check)].append(out)
         self._whole_logs = [self._logs[k] for k in sorted(self._logs, key=str) if k[4] is None]
+        self._pods_with_logs = {(k[0], k[1]) for k in self._logs}
 
     def _index_objects(self, art: dict[str, Any], path: str) -> None:
         listing = self._listing(path)
@@ -388,6 +389,10 @@ class Bundle:
             (obj.get("kind", ""), meta.get("namespace", ""), meta.get("name", "")), []
         )
         return list(found)  # sorted by time once, at load
+
+    def has_logs(self, namespace: str, pod: str) -> bool:
+        """Whether any log of the pod was planned (collected or not)."""
+        return (namespace, pod) in self._pods_with_logs
 
     def log(
         self,
