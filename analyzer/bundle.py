@@ -26,7 +26,9 @@ from .archive import DEFAULT_LIMITS, Archive, Limits
 from .background import Background
 from .emulator.selectors import (
     EQUALS,
+    EXISTS,
     IN,
+    NOT_EXISTS,
     FieldSelector,
     LabelSelector,
     parse_field_selector,
@@ -124,6 +126,19 @@ class _ObjectIndex:
                 found[(key, value)].append(obj)
         return found
 
+    @functools.cached_property
+    def _by_key(self) -> dict[str, list[dict[str, Any]]]:
+        found: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for obj in self.items:
+            for key in obj["metadata"].get("labels") or {}:
+                found[key].append(obj)
+        return found
+
+    def _without(self, key: str) -> list[dict[str, Any]]:
+        """The objects without the label `key` (`!key`), in order."""
+        having = {id(o) for o in self._by_key.get(key, ())}
+        return [o for o in self.items if id(o) not in having] if having else self.items
+
     def select(
         self, namespace: str | None, labels: LabelSelector | None, fields: FieldSelector | None
     ) -> list[dict[str, Any]]:
@@ -136,6 +151,10 @@ class _ObjectIndex:
             if req.operator in (EQUALS, IN):
                 found = self._union([self._by_label.get((req.key, v), []) for v in req.values])
                 buckets.append((found, req))
+            elif req.operator == EXISTS:
+                buckets.append((self._by_key.get(req.key, []), req))
+            elif req.operator == NOT_EXISTS:
+                buckets.append((self._without(req.key), req))
         for freq in fields.requirements if fields else ():
             if freq.operator == "=":
                 buckets.append((self._field(freq.field).get(freq.value, []), freq))

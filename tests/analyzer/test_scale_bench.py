@@ -1,0 +1,59 @@
+"""The scale benchmark's cluster on a small size: its pods are as individual as a real
+cluster's (a bench whose clones share everything would measure sharing, not analysis), and
+tf-analyze finds the planted faults in its bundle (speed is not asserted here;
+`python bench/analyze_scale.py` measures it)."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from typing import Any
+
+BENCH = Path(__file__).resolve().parents[2] / "bench" / "analyze_scale.py"
+
+
+def _bench() -> Any:
+    spec = importlib.util.spec_from_file_location("analyze_scale", BENCH)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_cloned_pods_are_individual_and_the_faults_are_found(tmp_path: Path) -> None:
+    bench = _bench()
+    data = bench.generate(120, 6, 8, list(bench.DEFAULT_FAULTS))
+    clones = [p for p in data.objects[("", "pods")] if p["metadata"]["name"].startswith("train-")]
+    assert len(clones) >= 40
+
+    def each(field: Any) -> set[Any]:
+        return {repr(field(p)) for p in clones}
+
+    assert len(each(lambda p: p["status"]["podIP"])) == len(clones)
+    assert len(each(lambda p: p["metadata"]["uid"])) == len(clones)
+    assert len(each(lambda p: [c["containerID"] for c in p["status"]["containerStatuses"]])) == len(
+        clones
+    )
+    assert len(each(lambda p: [v["name"] for v in p["spec"]["volumes"]])) == len(clones)
+    # ...and each runs where it says, at its node's address.
+    for pod in clones:
+        node = pod["spec"]["nodeName"]
+        assert node.startswith("ip-") and pod["status"]["hostIP"] == ".".join(
+            node[3:].split(".")[0].split("-")
+        )
+
+    bundle = tmp_path / "bundle.tar.zst"
+    bench.collect(data, bundle)
+    report = tmp_path / "report.json"
+    _, rss, finished = bench.analyze(bundle, report, None, 120)
+    assert finished and rss > 0
+    found = bench._findings(report)
+    for rule in (
+        "hypervisor-not-ready/crashloop-recreate",
+        "image-pull/registry-unreachable",
+        "pod-pending/quota-or-capacity",
+        "remote-gpu/worker-crashloop",
+    ):
+        assert rule in found
