@@ -44,10 +44,17 @@ class Text:
     def __init__(self, source: str) -> None:
         self.source = source
         self._template: jinja2.Template | None = None
+        self._plain: list[tuple[str, str, tuple[str, ...]]] | bool | None = False  # not yet
 
     def render(self, context: dict[str, Any]) -> str:
         if "{" not in self.source:
             return self.source
+        if self._plain is False:
+            self._plain = _plain_parts(self.source)
+        if self._plain is not None:
+            text = _render_plain(self._plain, context)  # type: ignore[arg-type]
+            if text is not None:
+                return text
         if self._template is None:
             self._template = TEMPLATES.from_string(self.source)
         return self._template.render(context)
@@ -248,6 +255,45 @@ def _plain_variables(source: str) -> set[str] | None:
     if found & _NOT_PLAIN or not found.isdisjoint(TEMPLATES.globals):
         return None
     return found
+
+
+def _plain_parts(source: str) -> list[tuple[str, str, tuple[str, ...]]] | None:
+    """A template of `{{ name.attr... }}` tags only, as (text before, name, attrs) and a last
+    ("", "", ()) for the text after; None for any other template, or one whose text Jinja
+    would change (its newlines, the one it drops at the end)."""
+    if _plain_variables(source) is None or "\r" in source:
+        return None
+    parts: list[tuple[str, str, tuple[str, ...]]] = []
+    pos = 0
+    while (tag := _PLAIN_TAG.search(source, pos)) is not None:
+        name, *attrs = tag.group(0)[2:-2].strip().split(".")
+        parts.append((source[pos : tag.start()], name, tuple(attrs)))
+        pos = tag.end()
+    rest = source[pos:]
+    parts.append((rest[:-1] if rest.endswith("\n") else rest, "", ()))
+    return parts
+
+
+def _render_plain(
+    parts: list[tuple[str, str, tuple[str, ...]]], context: dict[str, Any]
+) -> str | None:
+    """A plain template rendered as Jinja renders it, without compiling it (most findings'
+    texts are such); None where only Jinja can say (a name it lacks, a value not a map)."""
+    out = []
+    for text, name, attrs in parts:
+        out.append(text)
+        if not name:
+            continue
+        if name not in context:
+            return None  # Jinja's StrictUndefined says what is missing
+        value = context[name]
+        for attr in attrs:
+            # Jinja's sandbox reads an attribute before an item: a map's own methods differ.
+            if type(value) is not dict or hasattr(dict, attr) or attr not in value:
+                return None
+            value = value[attr]
+        out.append(str(value))
+    return "".join(out)
 
 
 # The nodes of conditions and printed expressions: in a template made of these alone every

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import jinja2
 import pytest
 import yaml
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from jinja2 import meta as jinja_meta
 
@@ -16,6 +17,7 @@ from analyzer.errors import RuleLoadError
 from analyzer.manual import load_manual
 from analyzer.rules import (
     TEMPLATES,
+    Text,
     _plain_variables,
     _template,
     _variables,
@@ -229,3 +231,39 @@ def test_shipped_templates_read_as_jinja_reads_them() -> None:
                 if found is None:
                     found = _variables(TEMPLATES.parse(text.source))
                 assert found == expected, (rule.id, text.source)
+
+
+_RENDER_PIECES = [
+    "text ", "\n", "\r\n", "{", "}}", "é", "{{ a }}", "{{a}}", "{{ n }}", "{{ xs }}", "{{ f }}",
+    "{{ object.name }}", "{{ object.meta.ns }}", "{{ object.items }}", "{{ object.missing }}",
+    "{{ object.name.upper }}", "{{ nope }}", "{% if a %}x{% endif %}", "{{ a | string }}",
+]  # fmt: skip
+_CONTEXTS = st.fixed_dictionaries(
+    {
+        "a": st.sampled_from([True, None, 1.5, "s", 0]),
+        "n": st.none(),
+        "xs": st.sampled_from([[1, "b"], (), {"k": 1}]),
+        "f": st.floats(allow_nan=False) | st.integers(),
+        "object": st.fixed_dictionaries(
+            {"name": st.text(max_size=4), "meta": st.just({"ns": "n"}), "items": st.just(3)}
+        ),
+    }
+)
+
+
+def _rendered(render: Callable[[], str]) -> str:
+    try:
+        return "ok: " + render()
+    except Exception as exc:
+        return f"{type(exc).__name__}: {exc}"
+
+
+@settings(max_examples=1500)
+@given(pieces=st.lists(st.sampled_from(_RENDER_PIECES), max_size=8), context=_CONTEXTS)
+def test_texts_render_as_jinja_renders_them(pieces: list[str], context: dict[str, Any]) -> None:
+    # Plain templates render without Jinja: the text, or the error, must be Jinja's (text
+    # without markup is itself, as it always was).
+    source = "".join(pieces)
+    assume("{" in source)
+    expected = _rendered(lambda: TEMPLATES.from_string(source).render(context))
+    assert _rendered(lambda: Text(source).render(context)) == expected
