@@ -5,7 +5,7 @@ parsing it here (orjson, then the walk that shares its repeated strings).
 
 Which listings it takes is worked out the same way in both processes, from the manifest and
 the members' sizes in the archive's order, so nothing has to be agreed on the way. Whatever
-it does not deliver (it died, or a listing would not pickle) this process reads itself."""
+it does not deliver (it died, or a listing would not marshal) this process reads itself."""
 
 from __future__ import annotations
 
@@ -39,7 +39,7 @@ class Share:
     # costs a quarter; the look for secrets, a fifth of every member's parse.
     SMALL = 256 * 1024  # a smaller listing parses here: the round trip is not worth it
     THERE = 1.8
-    UNPICKLE = 0.25
+    LOAD = 0.25
     SCAN = 0.2
 
     def __init__(self, listings: set[str], head_start: int = 0) -> None:
@@ -53,7 +53,7 @@ class Share:
             return False
         if size >= self.SMALL and self.there + self.THERE * size <= self.here + size:
             self.there += self.THERE * size
-            self.here += self.UNPICKLE * size
+            self.here += self.LOAD * size
             return True
         self.here += size
         return False
@@ -61,8 +61,8 @@ class Share:
 
 class Background:
     """The helper process and what it sends: listings as it parses them, then its leaks.
-    `received` holds the listings that arrived (a listing's raw bytes where it would not
-    pickle), `leaks` what the scan found, None while unknown."""
+    `received` holds the listings that arrived, `raw` the bytes of those it sent back
+    unparsed, `leaks` what the scan found (None while unknown, or if it could not tell)."""
 
     # Forking costs a few milliseconds: not worth it for a bundle that parses in less.
     MIN_SIZE = 128 * 1024

@@ -672,7 +672,7 @@ class _Loader:
             for early, early_data in waiting.items():
                 self._take(early, early_data)
             if self.helper is not None:  # as it does, from the members that follow
-                self.helper.begin(_helper_listings(self.manifest["artifacts"]))
+                self.helper.begin(self.to_parse - self.to_keep)
             return
         self.names.add(name)
         if self.problem is None and self.scanner is not None:
@@ -723,8 +723,7 @@ class _Loader:
         return helper.leaks
 
     def _plan(self, artifacts: list[dict[str, Any]]) -> None:
-        to_parse, self.to_keep = _listings_and_kept(artifacts)
-        self.to_parse = to_parse
+        self.to_parse, self.to_keep = _listings_and_kept(artifacts)
 
     def _take(self, name: str, data: bytes) -> None:
         if name in self.to_parse:
@@ -745,18 +744,16 @@ def _listings_and_kept(artifacts: list[dict[str, Any]]) -> tuple[set[str], set[s
     return to_parse, to_keep
 
 
-def _helper_listings(artifacts: list[dict[str, Any]]) -> set[str]:
-    """The listings the helper process may parse: not one whose bytes are needed too."""
-    to_parse, to_keep = _listings_and_kept(artifacts)
-    return to_parse - to_keep
-
-
 def _manifest_listings(raw: bytes) -> set[str] | None:
-    """`_helper_listings` of a manifest, for the helper, or None for one it cannot read (this
+    """The listings the helper may parse (not one whose bytes are needed too: the loader's
+    `to_parse - to_keep`), read off a manifest's bytes; None for one it cannot read (this
     process then refuses the bundle, or reads it all itself)."""
     try:
         artifacts = orjson.loads(raw)["artifacts"]
-        return _helper_listings(artifacts) if isinstance(artifacts, list) else None
+        if not isinstance(artifacts, list):
+            return None
+        to_parse, to_keep = _listings_and_kept(artifacts)
+        return to_parse - to_keep
     except Exception:  # anything a hostile manifest makes the plan trip on
         return None
 

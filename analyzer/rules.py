@@ -6,6 +6,7 @@ rule stops the run with a message naming its file and field instead of failing l
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from importlib import resources
@@ -44,20 +45,21 @@ class Text:
     def __init__(self, source: str) -> None:
         self.source = source
         self._template: jinja2.Template | None = None
-        self._plain: list[tuple[str, str, tuple[str, ...]]] | bool | None = False  # not yet
 
     def render(self, context: dict[str, Any]) -> str:
         if "{" not in self.source:
             return self.source
-        if self._plain is False:
-            self._plain = _plain_parts(self.source)
         if self._plain is not None:
-            text = _render_plain(self._plain, context)  # type: ignore[arg-type]
+            text = _render_plain(self._plain, context)
             if text is not None:
                 return text
         if self._template is None:
             self._template = TEMPLATES.from_string(self.source)
         return self._template.render(context)
+
+    @functools.cached_property
+    def _plain(self) -> list[tuple[str, str, tuple[str, ...]]] | None:
+        return _plain_parts(self.source)
 
 
 @dataclass(frozen=True)

@@ -167,6 +167,10 @@ class _Translator:
         self.count += 1
         return f"{prefix}{self.count}"
 
+    def local(self, name: str) -> str:
+        """The local that keeps a free variable's value for the evaluation."""
+        return self.reads.setdefault(name, f"r{len(self.reads)}")
+
     def const(self, value: Any) -> str:
         """A name in the function's namespace for a value that is no plain literal."""
         name = self.temp("k")
@@ -199,7 +203,7 @@ class _Translator:
         # Read once per evaluation, where it is first needed (the host may look a subject's
         # data up only then), and kept in a local for every later read.
         name = node.name.lstrip(".")
-        local = self.reads.setdefault(name, f"r{len(self.reads)}")
+        local = self.local(name)
         # Two lines per read, not seven: the source of a rule's condition reads its subject
         # ten times over, and compiling it is most of what translating costs. A name the
         # variables hold is read in place; any other asks the host (which may not have it).
@@ -370,7 +374,7 @@ class _Translator:
             # An operand that must read a variable whose read failed would only raise again
             # (its error comes after the one kept): not evaluated, as not decisive.
             failed = [
-                f"type({self.reads.setdefault(name, f'r{len(self.reads)}')}) is Failed"
+                f"type({self.local(name)}) is Failed"
                 for name in sorted(strict_variables(operand, frozenset(scope)))
             ]
             skip = (
