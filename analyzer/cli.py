@@ -10,10 +10,10 @@ import click
 from . import __version__
 from .errors import AnalyzerError, ExitCode
 from .i18n import default_lang
-from .report import FORMATS
+from .report.render import FORMATS
+from .report.terminal import summary_lines
 from .results import SEVERITIES
 from .run import AnalyzeOptions, run_analysis
-from .terminal import summary_lines
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})

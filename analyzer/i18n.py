@@ -1,8 +1,15 @@
-"""Every string of the report's own wording, in English and Chinese (rule texts live in rules/)."""
+"""Every string of tf-analyze's own wording, in English and Chinese (rule texts live in rules/):
+the report's words, and the sentences that say what data a bundle lacks."""
 
 from __future__ import annotations
 
+import heapq
 import os
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .bundle import Missing
 
 STRINGS: dict[str, dict[str, str]] = {
     "en": {
@@ -252,6 +259,74 @@ STRINGS: dict[str, dict[str, str]] = {
         "contents": "目录",
     },
 }
+
+
+# What a bundle lacks (`bundle.Missing`): one sentence per kind, filled with its params.
+MISSING: dict[str, dict[str, str]] = {
+    "en": {
+        "not_collected": "{what}{in_namespace} was not collected",
+        "collection_failed": "{what}{in_namespace}: {status} ({detail})",
+        "document_missing": "{document} data was not collected: {status} ({detail})",
+        "check_not_run": "check {check} was not run (tf-collect --exec runs it)",
+        "check_failed": "check {check}: {status} ({detail})",
+        "logs_not_collected": "logs were not collected",
+        "logs_failed": "logs: {status} ({detail})",
+        "previous_logs_failed": "logs (previous): {status} ({detail})",
+        "in_namespace": " in {namespace}",
+        "for_objects": "{missing}: {objects}",
+        "and_more": "{objects} and {count:,} more",
+        "more_kinds": "{count} more kinds of missing data",
+        "separator": "; ",
+    },
+    "zh": {
+        "not_collected": "没有收集 {what}{in_namespace}",
+        "collection_failed": "{what}{in_namespace}：{status}（{detail}）",
+        "document_missing": "没有收集 {document} 数据：{status}（{detail}）",
+        "check_not_run": "检查 {check} 没有运行（tf-collect --exec 会运行它）",
+        "check_failed": "检查 {check}：{status}（{detail}）",
+        "logs_not_collected": "没有收集日志",
+        "logs_failed": "日志：{status}（{detail}）",
+        "previous_logs_failed": "上一次运行的日志：{status}（{detail}）",
+        "in_namespace": "（命名空间 {namespace}）",
+        "for_objects": "{missing}：{objects}",
+        "and_more": "{objects} 等另外 {count:,} 个",
+        "more_kinds": "另有 {count} 种缺失的数据",
+        "separator": "；",
+    },
+}
+
+
+def describe(missing: Missing, lang: str = "en") -> str:
+    """One sentence saying what is missing, in `lang`."""
+    words = MISSING[lang]
+    params = dict(missing.params)
+    namespace = params.pop("namespace", "")
+    in_namespace = words["in_namespace"].format(namespace=namespace) if namespace else ""
+    return words[missing.kind].format(in_namespace=in_namespace, **params)
+
+
+def gaps_text(gaps: Iterable[tuple[Missing, str]], lang: str = "en", shown: int = 3) -> str:
+    """Why a rule was skipped: one clause per kind of missing data, each with the objects it
+    was missing for (`check X was not run (...): ns/a, ns/b, ns/c and 9,997 more`)."""
+    words = MISSING[lang]
+    where: dict[str, set[str]] = {}
+    for missing, obj in gaps:
+        objects = where.setdefault(describe(missing, lang), set())
+        if obj:
+            objects.add(obj)
+    clauses = []
+    for message in sorted(where)[:shown]:
+        objects = where[message]
+        if not objects:
+            clauses.append(message)
+            continue
+        listed = ", ".join(heapq.nsmallest(shown, objects))
+        if len(objects) > shown:
+            listed = words["and_more"].format(objects=listed, count=len(objects) - shown)
+        clauses.append(words["for_objects"].format(missing=message, objects=listed))
+    if len(where) > shown:
+        clauses.append(words["more_kinds"].format(count=len(where) - shown))
+    return words["separator"].join(clauses)
 
 
 class Strings:

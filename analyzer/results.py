@@ -5,6 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from .bundle import Missing
+from .i18n import gaps_text
+
 SEVERITIES = ("critical", "error", "warning", "info")
 OUTCOMES = ("fired", "passed", "skipped", "error")
 
@@ -43,9 +46,15 @@ class RuleResult:
     severity: str
     section: str
     outcome: str  # fired | passed | skipped | error
-    reason: str = ""
-    reason_zh: str = ""  # the reason in Chinese, where it has its own words (a skip's)
     findings: list[Finding] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)  # "<object>: <where>: <message>"
+    gaps: list[tuple[Missing, str]] = field(default_factory=list)  # what, for which object
+
+    def reason(self, lang: str = "en") -> str:
+        """Why the rule was skipped (what data is missing) or failed (its first errors)."""
+        if self.outcome == "skipped":
+            return gaps_text(self.gaps, lang)
+        return "; ".join(self.errors[:3])
 
 
 @dataclass

@@ -8,16 +8,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .archive import Limits
-from .bundle import Bundle
-from .engine import analyze
+from .bundle import Bundle, Limits
 from .errors import BundleError, OutputError
-from .report import build_report, render
+from .report.build import build_report
+from .report.render import render
 from .results import Analysis, severity_rank
-from .rules import load_rules
-
-# Loading the rule set takes about as long as parsing this many bytes of object listings.
-RULES_HEAD_START = 12 * 1024 * 1024
+from .rules.engine import analyze
+from .rules.loading import load_rules
 
 
 @dataclass(frozen=True)
@@ -45,11 +42,8 @@ class AnalyzeResult:
 
 
 def run_analysis(opts: AnalyzeOptions) -> AnalyzeResult:
-    # The bundle's helper process starts reading while the rules load; invalid rules fail
-    # before this process reads the bundle.
-    with Bundle.reading(opts.bundle, opts.limits, RULES_HEAD_START) as reading:
-        rules = load_rules(opts.rules_dir)
-        bundle = reading.bundle()
+    rules = load_rules(opts.rules_dir)  # invalid rules fail before a bundle is read
+    bundle = Bundle.open(opts.bundle, opts.limits)
     old = _open_baseline(opts.baseline, opts.limits) if opts.baseline is not None else None
     analysis = analyze(bundle, rules)
     earlier = analyze(old, rules) if old is not None else None

@@ -7,17 +7,18 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
+from emulator.cluster import ClusterData, LogKey
+from emulator.scenario import version_info
+from emulator.server import Emulator
+from k8s.types import ResourceType, crd_type
+
 from .bundle import Bundle
-from .cluster import ClusterData, LogKey, ResourceType
-from .emulator.builtin import add_builtin_types
-from .emulator.scenario import crd_type, version_info
-from .emulator.server import Emulator
 
 
 def cluster_from_bundle(bundle: Bundle) -> ClusterData:
     """What the bundle saw of the cluster, in the emulator's model."""
     data = ClusterData()
-    add_builtin_types(data)
+    data.add_builtin_types()
     for crd in bundle.objects("customresourcedefinitions", group="apiextensions.k8s.io"):
         data.add_type(crd_type(crd, bundle.source))
     for art in bundle.artifacts:

@@ -44,9 +44,9 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from analyzer.cluster import ClusterData, LogKey
-from analyzer.emulator.scenario import load_scenario
-from analyzer.emulator.server import Emulator
+from emulator.cluster import ClusterData, LogKey
+from emulator.scenario import load_scenario
+from emulator.server import Emulator
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "sample_bundles"

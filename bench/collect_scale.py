@@ -28,10 +28,9 @@ from typing import Any
 
 import yaml
 
-from analyzer.cluster import ClusterData, LogKey
-from analyzer.emulator.builtin import add_builtin_types
-from analyzer.emulator.scenario import crd_type
-from analyzer.emulator.server import Emulator
+from emulator.cluster import ClusterData, LogKey
+from emulator.server import Emulator
+from k8s.types import crd_type
 
 ROOT = Path(__file__).resolve().parents[1]
 NS = "tensor-fusion-sys"
@@ -104,7 +103,7 @@ def _pod(
 
 def generate(nodes: int, gpus_per_node: int, pods: int) -> ClusterData:
     data = ClusterData()
-    add_builtin_types(data)
+    data.add_builtin_types()
     for crd in yaml.safe_load_all(
         (ROOT / "sample_bundles/_common/tensorfusion-crds.yaml").read_text()
     ):

@@ -180,9 +180,9 @@ class BundleWriter:
     def finish(self, manifest: dict[str, Any]) -> Path:
         """Redact and validate the manifest, write the archive and move it into place."""
         manifest = redact_manifest(self.redactor, manifest, self._names)
-        problems = schemas.errors("manifest", manifest)
-        if problems:
-            raise ValueError("manifest does not match its schema: " + "; ".join(problems[:5]))
+        problem = schemas.first_error("manifest", manifest)
+        if problem:
+            raise ValueError(f"manifest does not match its schema: {problem}")
         mtime = int(
             datetime.fromisoformat(manifest["created_at"].replace("Z", "+00:00")).timestamp()
         )

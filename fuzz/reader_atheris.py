@@ -33,8 +33,8 @@ except ImportError:  # the tests import the target without it
     atheris = None
 
 with atheris.instrument_imports() if atheris else contextlib.nullcontext():
-    from analyzer.archive import Limits
     from analyzer.bundle import Bundle
+    from analyzer.bundle.archive import Limits
     from analyzer.errors import BundleError, ExitCode
 
 try:

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from analyzer.rules import load_rules
-from analyzer.rulesdoc import render
+from analyzer.rules.docs import render
+from analyzer.rules.loading import load_rules
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "rules.md"

@@ -15,8 +15,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from analyzer.emulator.scenario import collect_args, load_scenario, scenario_names
-from analyzer.emulator.server import Emulator
+from emulator.scenario import collect_args, load_scenario, scenario_names
+from emulator.server import Emulator
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_bundles"
 # A fixed creation time and a fixed redaction key keep regenerated bundles comparable, and

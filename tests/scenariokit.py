@@ -13,8 +13,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from analyzer.emulator.scenario import collect_args, load_scenario
-from analyzer.emulator.server import Emulator
+from emulator.scenario import collect_args, load_scenario
+from emulator.server import Emulator
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_bundles"
 

@@ -10,8 +10,8 @@ import pytest
 from bundlekit import base_manifest, file_member, manifest_member, raw_tar_zst
 from hostilekit import CASES
 
-from analyzer.archive import Limits
 from analyzer.bundle import Bundle
+from analyzer.bundle.archive import Limits
 from analyzer.errors import BundleError, ExitCode
 
 

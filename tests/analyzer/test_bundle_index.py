@@ -10,7 +10,7 @@ import pytest
 from bundlekit import make_bundle
 
 from analyzer.bundle import Bundle
-from analyzer.emulator.selectors import parse_field_selector, parse_label_selector
+from k8s.selectors import parse_field_selector, parse_label_selector
 
 NAMESPACES = ("team-a", "team-b", "tensor-fusion-sys")
 COMPONENTS = ("hypervisor", "operator", "worker", None)

@@ -12,38 +12,21 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from analyzer import cel
-from analyzer.functions import FUNCTIONS
+from analyzer.rules import cel
+from analyzer.rules.functions import FUNCTIONS
 
 POD = {
     "metadata": {"name": "p", "namespace": "ml", "labels": {"app": "x"}},
     "spec": {"nodeName": "n1", "containers": [{"name": "c", "image": "nvcr.io/a:1"}]},
     "status": {"phase": "Pending", "containerStatuses": []},
 }
-# Shapes the host functions' fast paths must leave to the functions themselves.
+# Shapes the host functions must answer for without a traceback.
 ODD = {"metadata": {"labels": {"n": 5}, "annotations": ["x"]}, "a": None, "l": [{"b": 1}]}
 VARS = {"pod": POD, "x": 3, "y": 2.5, "s": "abc", "none": None, "xs": [1, 2, 3], "odd": ODD}
 
 
-@pytest.fixture(params=[True, False], ids=["translated", "closures"])
-def translated(request: pytest.FixtureRequest) -> bool:
-    """Every table runs on both evaluators: the translation and the closures it stands for."""
-    return bool(request.param)
-
-
-def run(source: str, translated: bool = True, **extra: Any) -> Any:
-    program = cel.compile(source, FUNCTIONS, translated=translated)
-    first = _outcome(program, {**VARS, **extra})  # the closures, then the translation
-    assert _outcome(program, {**VARS, **extra}) == first
-    assert program.translated is translated
-    return program.run({**VARS, **extra})
-
-
-def _outcome(program: cel.Program, variables: dict[str, Any]) -> Any:
-    try:
-        return program.run(variables)
-    except cel.CelError as exc:
-        return str(exc)
+def run(source: str, **extra: Any) -> Any:
+    return cel.compile(source, FUNCTIONS).run({**VARS, **extra})
 
 
 VALUES = [
@@ -134,8 +117,8 @@ VALUES = [
 
 
 @pytest.mark.parametrize(("source", "expected"), VALUES)
-def test_value(source: str, expected: Any, translated: bool) -> None:
-    got = run(source, translated)
+def test_value(source: str, expected: Any) -> None:
+    got = run(source)
     assert got == expected and type(got) is type(expected)
 
 
@@ -167,9 +150,9 @@ ERRORS = [
 
 
 @pytest.mark.parametrize(("source", "message"), ERRORS)
-def test_error(source: str, message: str, translated: bool) -> None:
+def test_error(source: str, message: str) -> None:
     with pytest.raises(cel.CelError, match=re.escape(message)):
-        run(source, translated)
+        run(source)
 
 
 @pytest.mark.parametrize(
@@ -230,15 +213,14 @@ class _Uncollected(dict):  # type: ignore[type-arg]
     ],
 )
 def test_data_not_collected_is_unknown_unless_the_other_side_decides(
-    source: str, expected: Any, translated: bool
+    source: str, expected: Any
 ) -> None:
-    program = cel.compile(source, FUNCTIONS, translated=translated)
-    for _ in range(2):  # the closures, then the translation
-        if expected is cel.Unknown:
-            with pytest.raises(cel.Unknown):
-                program.run(_Uncollected(VARS))
-        else:
-            assert program.run(_Uncollected(VARS)) is expected
+    program = cel.compile(source, FUNCTIONS)
+    if expected is cel.Unknown:
+        with pytest.raises(cel.Unknown):
+            program.run(_Uncollected(VARS))
+    else:
+        assert program.run(_Uncollected(VARS)) is expected
 
 
 @pytest.mark.parametrize(
@@ -253,26 +235,18 @@ def test_data_not_collected_is_unknown_unless_the_other_side_decides(
         ("!(gone.a || lost.b) && gone.c.exists(v, lost.d)", "gone"),
     ],
 )
-def test_the_first_data_missing_in_order_is_the_one_said(
-    source: str, said: str, translated: bool
-) -> None:
-    # An operand that must read data already missing is not evaluated again: that may not
-    # change which missing data the result names, nor hide an operand that decides.
-    program = cel.compile(source, FUNCTIONS, translated=translated)
-    for _ in range(2):
-        with pytest.raises(cel.Unknown) as err:
-            program.run(_Uncollected(VARS))
-        assert str(err.value) == said
-    decided = cel.compile(source + " && x == 4", FUNCTIONS, translated=translated)
-    assert decided.run(_Uncollected(VARS)) is False and decided.run(_Uncollected(VARS)) is False
+def test_the_first_data_missing_in_order_is_the_one_said(source: str, said: str) -> None:
+    # Missing data that an operand decides past is not said; of the rest, the first in order.
+    with pytest.raises(cel.Unknown) as err:
+        cel.compile(source, FUNCTIONS).run(_Uncollected(VARS))
+    assert str(err.value) == said
+    decided = cel.compile(source + " && x == 4", FUNCTIONS)
+    assert decided.run(_Uncollected(VARS)) is False
 
 
-def test_an_expression_python_cannot_nest_runs_on_the_closures() -> None:
-    # 40 comprehensions in one another: past Python's own limit of nested blocks.
+def test_deeply_nested_comprehensions_run() -> None:
     source = "xs" + ".exists(v, [v]" * 40 + ".size() == 1" + ")" * 40
-    program = cel.compile(source)
-    assert program.run(VARS) is True and program.run(VARS) is True
-    assert not program.translated
+    assert cel.compile(source).run(VARS) is True
 
 
 def test_runaway_expression_stops_at_the_budget() -> None:
@@ -350,83 +324,14 @@ def _reference(source: str) -> tuple[str, Any]:
         return "error", None
 
 
-def _ours(source: str, translated: bool = True) -> tuple[str, Any]:
-    """The answer of the closures' first run and of the translation's second (the same)."""
-    program = cel.compile(source, translated=translated)
-    answers = []
-    for _ in range(2):
-        try:
-            answers.append(("value", program.run(DATA)))
-        except cel.CelError:
-            answers.append(("error", None))
-    assert answers[0] == answers[1], source
-    return answers[1]
+def _ours(source: str) -> tuple[str, Any]:
+    try:
+        return "value", cel.compile(source).run(DATA)
+    except cel.CelError:
+        return "error", None
 
 
 @settings(max_examples=int(os.environ.get("TF_CEL_EXAMPLES", "300")), deadline=None)
 @given(st.one_of(_bools(3), _ints(3)))
 def test_same_answers_as_an_independent_cel(source: str) -> None:
-    ours = _ours(source)
-    assert ours == _reference(source), source
-    assert _ours(source, translated=False) == ours, source
-
-
-# ------------------------------------------------------------------ translation vs closures
-
-# Odd shapes on purpose: a null where a map is expected, a list where a map is, a number
-# where a string is. The translation's shortcuts (subscript chains, inlined lookups) must
-# miss exactly where the closures and the host functions do, with the same error.
-ATOMS = st.sampled_from(
-    ["odd", "pod", "odd.metadata", "odd.l", "pod.spec.containers", "xs", "s", "none", "x"]
-)
-KEYS = st.sampled_from(["metadata", "labels", "annotations", "n", "a", "l", "b", "spec", "name"])
-PATHS = st.lists(st.one_of(KEYS, st.just("0")), min_size=1, max_size=4).map(".".join)
-
-
-def _lookups() -> st.SearchStrategy[str]:
-    return st.one_of(
-        st.tuples(ATOMS, PATHS, st.sampled_from(['""', "0", "[]", "null"])).map(
-            lambda t: f'dig({t[0]}, "{t[1]}", {t[2]})'
-        ),
-        st.tuples(ATOMS, PATHS).map(lambda t: f'dig({t[0]}, "{t[1]}")'),
-        st.tuples(st.sampled_from(["label", "annotation"]), ATOMS, KEYS).map(
-            lambda t: f'{t[0]}({t[1]}, "{t[2]}")'
-        ),
-        st.tuples(ATOMS, st.lists(KEYS, min_size=1, max_size=3).map(".".join)).map(
-            lambda t: f"{t[0]}.{t[1]}"
-        ),
-        st.tuples(ATOMS, KEYS).map(lambda t: f"has({t[0]}.{t[1]})"),
-        st.tuples(ATOMS, PATHS).map(lambda t: f'{t[0]}.map(v, dig(v, "{t[1]}", 1))'),
-    )
-
-
-def _checks() -> st.SearchStrategy[str]:
-    look = _lookups()
-    return st.one_of(
-        st.tuples(
-            look, st.sampled_from(["==", "!="]), st.sampled_from(['"x"', "5", "null", '""'])
-        ).map(" ".join),
-        st.tuples(look, look).map(lambda t: f"{t[0]} == {t[1]}"),
-        st.tuples(look, st.sampled_from(["&&", "||"]), look).map(lambda t: f"({' '.join(t)})"),
-        st.tuples(ATOMS, look).map(lambda t: f"{t[0]}.exists(v, {t[1]} == v)"),
-        st.tuples(look).map(lambda t: f'{t[0]}.contains("x")'),
-        st.tuples(look).map(lambda t: f"size({t[0]})"),
-    )
-
-
-def _closures_then_translation(source: str) -> list[tuple[str, Any]]:
-    program = cel.compile(source, FUNCTIONS)
-    answers = []
-    for _ in range(2):
-        try:
-            answers.append(("value", program.run(VARS)))
-        except cel.CelError as exc:
-            answers.append(("error", str(exc)))
-    return answers
-
-
-@settings(max_examples=int(os.environ.get("TF_CEL_EXAMPLES", "300")), deadline=None)
-@given(st.one_of(_lookups(), _checks()))
-def test_the_translation_answers_as_the_closures_on_odd_shapes(source: str) -> None:
-    closures, translated = _closures_then_translation(source)
-    assert translated == closures, source
+    assert _ours(source) == _reference(source), source

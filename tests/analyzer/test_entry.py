@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 
 from analyzer.errors import ExitCode
+from analyzer.report.terminal import summary_lines
 from analyzer.run import AnalyzeOptions, run_analysis
-from analyzer.terminal import summary_lines
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_bundles"
 

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from analyzer import run
-from analyzer.report import FORMATS, render
-from analyzer.rules import load_rules
+from analyzer.report.render import FORMATS, render
+from analyzer.rules.loading import load_rules
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "sample_bundles"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import random
 
-from analyzer.ranking import _causes, rank
 from analyzer.results import Finding
+from analyzer.rules.ranking import _causes, rank
 
 KEYS = ("a/x", "a/y", "b/x", "b/y", "c/x")
 

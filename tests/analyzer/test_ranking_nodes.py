@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from analyzer.ranking import rank
 from analyzer.results import Finding
+from analyzer.rules.ranking import rank
 
 
 def _f(rule: str, obj: str, *, node: str = "", causes: tuple[str, ...] = ()) -> Finding:

@@ -14,12 +14,12 @@ from pathlib import Path
 import jinja2
 from jinja2 import nodes
 
-from analyzer import markdown, report, terminal
 from analyzer.i18n import STRINGS
+from analyzer.report import markdown, render, terminal
+from analyzer.report.views import LINK_REASONS, LINK_STATES, LINKS
 from analyzer.results import OUTCOMES, SEVERITIES
-from analyzer.views import LINK_REASONS, LINK_STATES, LINKS
 
-TEMPLATES = resources.files("analyzer").joinpath("templates")
+TEMPLATES = resources.files("analyzer.report").joinpath("templates")
 # Values a key may be built from, by the text before the value ("" for t[value]).
 DYNAMIC = {
     "": (*SEVERITIES, *OUTCOMES),
@@ -71,7 +71,7 @@ def used_keys() -> set[str]:
             k, p = _template_keys(entry.read_text("utf-8"))
             keys |= k
             prefixes |= p
-    for module in (report, terminal, markdown):
+    for module in (render, terminal, markdown):
         text = Path(module.__file__).read_text("utf-8")
         keys |= set(_PY_KEY.findall(text))
         prefixes |= set(_PY_PREFIX.findall(text))

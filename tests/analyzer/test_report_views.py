@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 from bundlekit import make_bundle
 
-from analyzer import views
 from analyzer.bundle import Bundle
-from analyzer.emulator.server import Emulator
-from analyzer.report import kubectl_output
+from analyzer.report import views
+from analyzer.report.render import kubectl_output
 from analyzer.serve import cluster_from_bundle
+from emulator.server import Emulator
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_bundles"
 NS = "tensor-fusion-sys"

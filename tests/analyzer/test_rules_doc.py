@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from analyzer.rules import load_rules
-from analyzer.rulesdoc import SCRIPT, render
+from analyzer.rules.docs import SCRIPT, render
+from analyzer.rules.loading import load_rules
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "rules.md"

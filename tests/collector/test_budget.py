@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 
 from analyzer.bundle import Bundle
-from analyzer.emulator.scenario import load_scenario
-from analyzer.emulator.server import Emulator
 from collector.budget import LogSize, newest_lines, parse_size, plan_trim
 from collector.errors import ConfigError
 from collector.redact import KEY_ENV
+from emulator.scenario import load_scenario
+from emulator.server import Emulator
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_bundles"
 NS = "tensor-fusion-sys"

@@ -15,8 +15,8 @@ import pytest
 from scenariokit import SAMPLES, tf_collect
 
 from analyzer.bundle import Bundle
-from analyzer.emulator.scenario import load_scenario
-from analyzer.emulator.server import Emulator
+from emulator.scenario import load_scenario
+from emulator.server import Emulator
 
 NS = "tensor-fusion-sys"
 
@@ -217,4 +217,4 @@ def test_manifest_validates_against_schema(emulator, tmp_path: Path) -> None:
     with zstd.open(out, "rb") as zf, tarfile.open(fileobj=zf, mode="r|") as tar:
         first = next(iter(tar))
         manifest = json.load(tar.extractfile(first))
-    assert schemas.errors("manifest", manifest) == []
+    assert schemas.first_error("manifest", manifest) is None

@@ -14,13 +14,13 @@ from pathlib import Path
 
 import pytest
 import yaml
-from emulator.emulator_helpers import TF_EXEC
+from emulatorkit import TF_EXEC
 from kubernetes import client, config
 
-from analyzer.cluster import ExecKey, ExecReply
-from analyzer.emulator.scenario import load_scenario
-from analyzer.emulator.server import Emulator
 from collector.execs import CONTAINER_CHECKS, NODE_CHECKS, ExecCheck, ExecResult, run_exec
+from emulator.cluster import ExecKey, ExecReply
+from emulator.scenario import load_scenario
+from emulator.server import Emulator
 
 NS, POD, APP = "ml", "chat-7c9d8f6b5-q2w4e", "app"
 HYPERVISOR = ("tensor-fusion-sys", "hypervisor-gpu-node-1", "hypervisor")

@@ -21,8 +21,8 @@ from bundlekit import pseudonymise
 from scenariokit import SAMPLE_ENV, SAMPLES, tf_collect
 
 from analyzer.bundle import Bundle
-from analyzer.emulator.scenario import load_scenario
-from analyzer.emulator.server import Emulator
+from emulator.scenario import load_scenario
+from emulator.server import Emulator
 
 NS = "tensor-fusion-sys"
 SEEDS = int(os.environ.get("TF_FAULT_SEEDS", "10"))

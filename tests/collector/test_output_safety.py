@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from scenariokit import SAMPLES, tf_collect
 
-from analyzer.emulator.scenario import load_scenario
-from analyzer.emulator.server import Emulator
+from emulator.scenario import load_scenario
+from emulator.server import Emulator
 
 
 @pytest.fixture(scope="module")

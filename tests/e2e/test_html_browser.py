@@ -16,11 +16,12 @@ import pytest
 from PIL import Image, ImageStat
 from playwright.sync_api import Page, sync_playwright
 
-from analyzer.archive import read_members
 from analyzer.bundle import Bundle
-from analyzer.engine import analyze
-from analyzer.report import build_report, render
-from analyzer.rules import load_rules
+from analyzer.bundle.archive import read_members
+from analyzer.report.build import build_report
+from analyzer.report.render import render
+from analyzer.rules.engine import analyze
+from analyzer.rules.loading import load_rules
 
 CHROMIUM = Path("/usr/bin/chromium")
 SAMPLE = (

@@ -16,8 +16,8 @@ import pytest
 from bundlekit import original_of, pseudonymise
 
 from analyzer.bundle import Bundle
-from analyzer.emulator.scenario import load_scenario
-from analyzer.emulator.server import Emulator
+from emulator.scenario import load_scenario
+from emulator.server import Emulator
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_bundles"
 NS = "tensor-fusion-sys"

@@ -11,8 +11,8 @@ from pathlib import Path
 from scenariokit import SAMPLES, analyze_json, collect_scenario, first_root
 
 from analyzer.bundle import Bundle
-from analyzer.emulator.scenario import load_scenario
-from analyzer.emulator.server import Emulator
+from emulator.scenario import load_scenario
+from emulator.server import Emulator
 
 NS = "tensor-fusion-sys"
 SCENARIO = "controller-bad-config"

@@ -15,7 +15,7 @@ import yaml
 from bundlekit import pseudonymise
 from scenariokit import SAMPLES, analyze_json, collect_scenario, first_root, observed
 
-from analyzer.emulator.scenario import scenario_names
+from emulator.scenario import scenario_names
 
 try:
     from compression import zstd  # type: ignore[import-not-found]

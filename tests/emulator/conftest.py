@@ -6,11 +6,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from emulator.emulator_helpers import TF_BASIC, Kubectl, make_kubectl
+from emulatorkit import TF_BASIC, Kubectl, make_kubectl
 
-from analyzer.cluster import ClusterData
-from analyzer.emulator.scenario import load_scenario
-from analyzer.emulator.server import Emulator
+from emulator.cluster import ClusterData
+from emulator.scenario import load_scenario
+from emulator.server import Emulator
 
 
 @pytest.fixture(scope="session")

@@ -16,9 +16,8 @@ import pytest
 from kubernetes import client, config
 from kubernetes.client.rest import ApiException
 
-from analyzer.cluster import ClusterData, LogKey
-from analyzer.emulator.builtin import add_builtin_types
-from analyzer.emulator.server import Emulator
+from emulator.cluster import ClusterData, LogKey
+from emulator.server import Emulator
 
 CONTROLLER_POD = "tensor-fusion-sys-controller-6d8f9c7b5d-x7k2p"
 TFS = "tensor-fusion-sys"
@@ -205,7 +204,7 @@ def test_access_review(api_client: client.ApiClient, emulator: Emulator) -> None
 @pytest.fixture(scope="module")
 def many_pods() -> Iterator[tuple[Emulator, client.CoreV1Api]]:
     data = ClusterData()
-    add_builtin_types(data)
+    data.add_builtin_types()
     for i in range(25):
         data.add_object(
             {
@@ -531,7 +530,7 @@ def test_garbage_does_not_kill_the_server(emulator: Emulator) -> None:
 
 def test_kubeconfig_and_verbose(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
     data = ClusterData()
-    add_builtin_types(data)
+    data.add_builtin_types()
     with Emulator(data, verbose=True) as emu:
         path = emu.write_kubeconfig(tmp_path / "kc", context="ctx", namespace="ml")
         cfg = client.Configuration()

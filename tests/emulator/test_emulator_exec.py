@@ -13,13 +13,13 @@ from typing import Any
 
 import pytest
 import websocket
-from emulator.emulator_helpers import TF_BASIC, TF_EXEC, Kubectl
+from emulatorkit import TF_BASIC, TF_EXEC, Kubectl
 from kubernetes import client, config
 from kubernetes.stream import stream
 
-from analyzer.cluster import ExecKey, ExecReply
-from analyzer.emulator.scenario import ScenarioError, load_scenario
-from analyzer.emulator.server import Emulator, websocket_accept
+from emulator.cluster import ExecKey, ExecReply
+from emulator.scenario import ScenarioError, load_scenario
+from emulator.server import Emulator, websocket_accept
 
 POD = "chat-7c9d8f6b5-q2w4e"
 PRELOAD = "/tensor-fusion-limiter/libcuda_limiter.so\n"

@@ -9,11 +9,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from emulator.emulator_helpers import Kubectl, make_kubectl
+from emulatorkit import Kubectl, make_kubectl
 
-from analyzer.cluster import ClusterData
-from analyzer.emulator.scenario import version_info
-from analyzer.emulator.server import Emulator
+from emulator.cluster import ClusterData
+from emulator.scenario import version_info
+from emulator.server import Emulator
 
 CONTROLLER_POD = "tensor-fusion-sys-controller-6d8f9c7b5d-x7k2p"
 

@@ -6,11 +6,11 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from emulator.emulator_helpers import TF_BASIC
+from emulatorkit import TF_BASIC
 from kubernetes.client import models
 
-from analyzer.cluster import ClusterData, LogKey
-from analyzer.emulator.scenario import (
+from emulator.cluster import ClusterData, LogKey
+from emulator.scenario import (
     DEFAULT_CREATION_TIMESTAMP,
     ScenarioError,
     load_scenario,

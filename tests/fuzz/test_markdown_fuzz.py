@@ -19,8 +19,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
-from analyzer.markdown import md_cell, md_code, md_fence, md_text
-from analyzer.report import render
+from analyzer.report.markdown import md_cell, md_code, md_fence, md_text
+from analyzer.report.render import render
 from analyzer.run import AnalyzeOptions, run_analysis
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_bundles" / "controller-bad-config.tar.zst"

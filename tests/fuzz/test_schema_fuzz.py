@@ -1,8 +1,6 @@
-"""The schemas' validator on arbitrary JSON: `schemas.errors` never raises and answers what
-jsonschema answers, for the manifest, rule and report schemas, both on any value at all and
-on real documents with one member replaced by any value. (The mutation tests of
-tests/analyzer/test_bundle_loading.py and test_schema_quick_check.py change documents with a
-fixed list of odd values; these draw the values.)"""
+"""The schemas' validator on arbitrary JSON: `schemas.first_error` never raises and judges as
+jsonschema's Draft 2020-12 validator judges, for every schema, both on any value at all and on
+real documents with one member replaced by any value or changed a little at random."""
 
 from __future__ import annotations
 
@@ -15,14 +13,14 @@ import yaml
 from fuzzkit import fuzz_settings
 from hypothesis import given
 from hypothesis import strategies as st
-from schemakit import assert_quick_check_agrees, graft, json_values, property_names
+from schemakit import assert_validators_agree, graft, json_values, mutate, property_names
 
 import tf_support_schemas as schemas
-from analyzer.archive import read_members
-from analyzer.rules import Loader, default_rules_dir
+from analyzer.bundle.archive import read_members
+from analyzer.rules.loading import Loader, default_rules_dir
 
 ROOT = Path(__file__).resolve().parents[2]
-NAMES = ["manifest", "rule", "report"]
+NAMES = ["manifest", "rule", "report", "functions"]
 
 
 @cache
@@ -35,9 +33,9 @@ def _samples(name: str) -> list[Any]:
     if name == "manifest":
         bundles = sorted((ROOT / "sample_bundles").glob("*.tar.zst"))[:2]
         return [json.loads(read_members(p)["manifest.json"]) for p in bundles]
-    if name == "rule":
-        files = sorted(default_rules_dir().rglob("*.yaml"))[:10]
-        return [yaml.load(p.read_text("utf-8"), Loader=Loader) for p in files]
+    if name in ("rule", "functions"):
+        files = sorted(default_rules_dir().rglob("_*.yaml" if name == "functions" else "*/*.yaml"))
+        return [yaml.load(p.read_text("utf-8"), Loader=Loader) for p in files[:10]]
     files = sorted((ROOT / "tests" / "goldens").glob("*.json"))[:2]
     return [json.loads(p.read_text("utf-8")) for p in files]
 
@@ -45,7 +43,7 @@ def _samples(name: str) -> list[Any]:
 @fuzz_settings(150)
 @given(data=st.data(), name=st.sampled_from(NAMES))
 def test_any_json_value_is_judged_as_jsonschema_judges_it(data: st.DataObject, name: str) -> None:
-    assert_quick_check_agrees(name, data.draw(json_values(_keys(name))))
+    assert_validators_agree(name, data.draw(json_values(_keys(name))))
 
 
 @fuzz_settings(150)
@@ -54,4 +52,13 @@ def test_a_real_document_with_any_member_is_judged_as_jsonschema_judges_it(
     data: st.DataObject, name: str
 ) -> None:
     doc = data.draw(st.sampled_from(_samples(name)))
-    assert_quick_check_agrees(name, graft(data, doc, json_values(_keys(name), max_leaves=8)))
+    assert_validators_agree(name, graft(data, doc, json_values(_keys(name), max_leaves=8)))
+
+
+@fuzz_settings(300)
+@given(data=st.data(), name=st.sampled_from(NAMES))
+def test_a_real_document_changed_a_little_is_judged_as_jsonschema_judges_it(
+    data: st.DataObject, name: str
+) -> None:
+    doc = data.draw(st.sampled_from(_samples(name)))
+    assert_validators_agree(name, mutate(data, doc, ["surprise", "Bad Key", *_keys(name)[:8]]))

@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 
 from analyzer.bundle import Bundle
-from analyzer.emulator.scenario import load_scenario
-from analyzer.emulator.server import Emulator
-from analyzer.leaks import scan
+from analyzer.bundle.leaks import scan
+from emulator.scenario import load_scenario
+from emulator.server import Emulator
 
 try:
     from compression import zstd  # type: ignore[import-not-found]

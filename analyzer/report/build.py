@@ -1,0 +1,120 @@
+"""From an analysis to a report: one JSON-able dict that every format renders (render.py).
+
+The dict holds data, not layout: the cluster views the pictures are drawn from (`views.py`)
+are computed here from the bundle, so the JSON report carries them too. Its shape is
+schemas/report.schema.json, which the tests hold every sample's report to.
+"""
+
+from __future__ import annotations
+
+from pathlib import PurePath
+from typing import Any
+
+from .. import __version__
+from ..bundle import Bundle
+from ..results import OUTCOMES, SEVERITIES, Analysis, Finding
+from ..rules.manual import load_manual
+from .comparison import compare
+from .views import build_views
+
+
+def build_report(
+    analysis: Analysis,
+    lang: str,
+    *,
+    bundle: Bundle | None = None,
+    baseline: Analysis | None = None,
+) -> dict[str, Any]:
+    """The report of `analysis`; with the `bundle` it was made from, also the cluster views;
+    with the analysis of an earlier `baseline` bundle, which findings were fixed, new, remain."""
+    manual = load_manual()
+    findings = []
+    for root in analysis.roots:
+        findings.append(_finding(root, lang, manual, root=True))
+        findings.extend(_finding(child, lang, manual, root=False) for child in root.children)
+    by_sev = {s: 0 for s in SEVERITIES}
+    for f in analysis.findings():
+        by_sev[f.severity] += 1
+    rules_count = {o: 0 for o in OUTCOMES}
+    for r in analysis.results:
+        rules_count[r.outcome] += 1
+    views = build_views(bundle) if bundle is not None else None
+    report = {
+        "report_version": 1,
+        "tool": {"name": "tf-analyze", "version": __version__},
+        "lang": lang,
+        # The file name only: the same bundle gives the same report from any directory.
+        "bundle": {**analysis.bundle, "source": PurePath(analysis.bundle["source"]).name},
+        "summary": {
+            # An info finding (expected or ignorable behaviour) is a note, not a root cause.
+            "root_causes": sum(1 for r in analysis.roots if r.severity != "info"),
+            "notes": sum(1 for r in analysis.roots if r.severity == "info"),
+            "consequences": sum(len(r.children) for r in analysis.roots),
+            "by_severity": by_sev,
+            "rules": rules_count,
+            "warning_events": views["warnings"]["total"] if views else 0,
+        },
+        "findings": findings,
+        "rules": [
+            {
+                "rule_id": r.rule_id,
+                "manual": list(r.manual),
+                "severity": r.severity,
+                "section": r.section,
+                "outcome": r.outcome,
+                "reason": r.reason(lang),
+            }
+            for r in analysis.results
+        ],
+        "collection_gaps": [_gap(a) for a in analysis.collection_gaps],
+        "absent": [_gap(a) for a in analysis.absent],
+        "possible_secrets": analysis.possible_secrets,
+        "views": views,
+    }
+    if baseline is not None:
+        report["comparison"] = compare(analysis, baseline, lang)
+    return report
+
+
+def _finding(f: Finding, lang: str, manual: Any, *, root: bool) -> dict[str, Any]:
+    section = manual.sections.get(f.section)
+    return {
+        "id": f.id,
+        "rule_id": f.rule_id,
+        "manual": list(f.manual),
+        "severity": f.severity,
+        "section": f.section,
+        "section_title": getattr(section, lang) if section else f.section,
+        "objects": f.objects,
+        "title": f.texts["title"][lang],
+        "explanation": f.texts["explanation"][lang],
+        "fix": f.texts["fix"][lang],
+        "commands": f.commands,
+        "evidence": f.evidence,
+        "root_cause": root,
+        "caused_by": f.caused_by,
+        "consequences": [c.id for c in f.children],
+    }
+
+
+def _gap(art: dict[str, Any]) -> dict[str, Any]:
+    kind = art["type"]
+    if kind == "log":
+        prev = " (previous)" if art.get("previous") else ""
+        what = f"logs {art.get('namespace')}/{art.get('pod')}/{art.get('container')}{prev}"
+    elif kind == "exec":
+        what = f"exec {art.get('check', '')} in {art.get('namespace')}/{art.get('pod')}"
+    elif kind in ("helm", "metrics") or not art.get("resource"):
+        what = str(art["id"])  # helm:<release>, metrics:<...>
+    else:
+        where = f" in {art['namespace']}" if art.get("namespace") else ""
+        sel = f" -l {art['label_selector']}" if art.get("label_selector") else ""
+        group = f".{art['group']}" if art.get("group") else ""
+        what = f"{art.get('resource')}{group}{where}{sel}"
+    return {
+        "artifact": art["id"],
+        "step": art.get("step", ""),
+        "status": art["status"],
+        "what": what,
+        "message": art.get("message", ""),
+    }

@@ -1,0 +1,426 @@
+"""The report's views of the cluster, computed from the bundle through the reader.
+
+- `kubectl`: the manual's baseline commands as kubectl would have printed them when the
+  bundle was collected (ages count from the bundle's `created_at`, never from today).
+- `discovery`: per GPU node, the chain Node -> GPUNode -> hypervisor -> GPUs, each link
+  ok, broken or unknown (not collected), with the first broken link marked.
+- `capacity`: per pool and per GPU node, TFLOPS and VRAM in total and available.
+- `warnings`: the Warning events in time order, for the timeline.
+
+Everything here is data (codes, names, numbers and facts in kubectl's words), never prose: the
+templates translate it. Output is sorted so the same bundle gives the same views.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from datetime import datetime
+from typing import Any
+
+from k8s.printing import custom_columns, get_table
+from k8s.quantity import QuantityError, quantity
+from k8s.rows import pod_summary
+from k8s.selectors import SelectorError, parse_label_selector
+from k8s.times import parse_time
+from k8s.types import BUILTIN_TYPES, InvalidCRD, ResourceType, crd_type
+
+from ..bundle import Bundle, Coverage, ref
+from ..i18n import describe
+
+TF = "tensor-fusion.ai"
+TF_GET = ("tensorfusionclusters", "gpupools", "gpunodes", "gpus")
+GPU_COLUMNS = (
+    ("NAME", ".metadata.name"),
+    ("MODEL", ".status.gpuModel"),
+    ("PHASE", ".status.phase"),
+    ("USED_BY", ".status.usedBy"),
+    ("MODE", ".status.isolationMode"),
+    ("ACTIVE_MODE", ".status.activeIsolationMode"),
+    ("CAPACITY", ".status.capacity"),
+    ("AVAILABLE", ".status.available"),
+)
+DEFAULT_NODE_SELECTOR = "nvidia.com/gpu.present=true"
+LINKS = ("node", "gpunode", "hypervisor", "gpus")
+LINK_STATES = ("ok", "waiting", "broken", "unknown")
+LINK_REASONS = (
+    "missing",
+    "not_labelled",
+    "not_ready",
+    "not_running",
+    "used_by_other",
+    "not_collected",
+)
+MAX_WARNINGS = 500
+# A kubectl view shows its first rows (kubectl's order); the total says how many there were.
+MAX_TABLE_ROWS = 500
+MESSAGE_CHARS = 1000
+
+
+def build_views(bundle: Bundle) -> dict[str, Any]:
+    now = parse_time(bundle.manifest["created_at"])
+    if now is None:  # the manifest schema makes this a date-time; be safe anyway
+        now = datetime.fromtimestamp(0).astimezone()
+    return {
+        "kubectl": kubectl_views(bundle, now),
+        "discovery": discovery(bundle, now),
+        "capacity": capacity(bundle),
+        "warnings": warning_events(bundle, now),
+    }
+
+
+# ------------------------------------------------------------------------------ kubectl
+def _rtype(bundle: Bundle, resource: str, group: str) -> ResourceType:
+    for crd in bundle.objects("customresourcedefinitions", group="apiextensions.k8s.io"):
+        spec = crd.get("spec") or {}
+        if spec.get("group") == group and (spec.get("names") or {}).get("plural") == resource:
+            try:
+                return crd_type(crd, bundle.source)
+            except InvalidCRD:
+                break
+    for rtype in BUILTIN_TYPES:
+        if rtype.key == (group, resource):
+            return rtype
+    # Without its CRD: what kubectl shows for a custom resource with no printer columns.
+    art = next(
+        (
+            a
+            for a in bundle.artifacts
+            if a.get("resource") == resource and a.get("group", "") == group
+        ),
+        {},
+    )
+    kind = art.get("kind") or resource.rstrip("s").capitalize()
+    return ResourceType(
+        group, art.get("version", "v1"), resource, kind, bool(art.get("namespaced"))
+    )
+
+
+def _view(view_id: str, command: str) -> dict[str, Any]:
+    return {"id": view_id, "command": command, "tables": [], "stderr": [], "not_collected": []}
+
+
+def _not_collected(
+    bundle: Bundle, view: dict[str, Any], resource: str, group: str, namespace: str | None = None
+) -> bool:
+    cov = bundle.coverage(resource, group=group, namespace=namespace)
+    if cov.ok:
+        return False
+    if group == TF and bundle.manifest["tensorfusion"].get("installed") is False:
+        singular = _rtype(bundle, resource, group).singular or resource.rstrip("s")
+        view["stderr"].append(f'error: the server doesn\'t have a resource type "{singular}"')
+    else:
+        view["not_collected"].append(_facts(cov))
+    return True
+
+
+def kubectl_views(bundle: Bundle, now: datetime) -> list[dict[str, Any]]:
+    ns = bundle.tf_namespace
+    tf = _view("tf-resources", "kubectl get tensorfusioncluster,gpupool,gpunode,gpu")
+    found = []
+    for resource in TF_GET:
+        if _not_collected(bundle, tf, resource, TF):
+            continue
+        items = bundle.objects(resource, group=TF)
+        if items:
+            found.append((_rtype(bundle, resource, TF), items))
+    if tf["stderr"]:
+        tf["stderr"] = tf["stderr"][:1]  # kubectl stops at the first unknown type
+        found = []
+    for rtype, items in found:
+        table = get_table(rtype, items[:MAX_TABLE_ROWS], now=now, with_kind=len(found) > 1)
+        tf["tables"].append({**table, "rows_total": len(items)})
+    if not found and not tf["stderr"] and not tf["not_collected"]:
+        tf["stderr"].append("No resources found")
+
+    pods = _view("tf-pods", f"kubectl get pods -n {ns} -o wide")
+    if not _not_collected(bundle, pods, "pods", "", ns):
+        items = bundle.objects("pods", namespace=ns)
+        if items:
+            table = get_table(
+                _rtype(bundle, "pods", ""), items[:MAX_TABLE_ROWS], now=now, wide=True
+            )
+            pods["tables"].append({**table, "rows_total": len(items)})
+        else:
+            pods["stderr"].append(f"No resources found in {ns} namespace.")
+
+    spec = ",".join(f"{name}:{path}" for name, path in GPU_COLUMNS)
+    gpus = _view("gpu-columns", f"kubectl get gpu -o custom-columns='{spec}'")
+    if not _not_collected(bundle, gpus, "gpus", TF):
+        items = bundle.objects("gpus", group=TF)
+        if items:
+            table = custom_columns(GPU_COLUMNS, items[:MAX_TABLE_ROWS])
+            gpus["tables"].append(
+                {"resource": "gpus.tensor-fusion.ai", **table, "rows_total": len(items)}
+            )
+        else:
+            gpus["stderr"].append("No resources found")
+    return [tf, pods, gpus]
+
+
+# ------------------------------------------------------------------------------ discovery
+def _node_selector(bundle: Bundle) -> str:
+    """initialGpuNodeLabelSelector: the controller's INITIAL_GPU_NODE_LABEL_SELECTOR env."""
+    operators = bundle.objects(
+        "pods", namespace=bundle.tf_namespace, labels=f"{TF}/component=operator"
+    )
+    for pod in operators:
+        for container in (pod.get("spec") or {}).get("containers") or []:
+            for env in container.get("env") or []:
+                if env.get("name") == "INITIAL_GPU_NODE_LABEL_SELECTOR" and env.get("value"):
+                    return str(env["value"])
+    return DEFAULT_NODE_SELECTOR
+
+
+def _gpu_hints(node: dict[str, Any]) -> bool:
+    labels = (node.get("metadata") or {}).get("labels") or {}
+    status = node.get("status") or {}
+    return (
+        "nvidia.com/gpu.present" in labels
+        or "nvidia.com/gpu" in (status.get("capacity") or {})
+        or any(k.startswith(f"{TF}/index_") for k in status.get("allocatable") or {})
+    )
+
+
+def _ready(obj: dict[str, Any]) -> str:
+    for cond in (obj.get("status") or {}).get("conditions") or []:
+        if cond.get("type") == "Ready":
+            return str(cond.get("status"))
+    return "Unknown"
+
+
+def _link(
+    kind: str, state: str, name: str | None, facts: str, reason: str | None = None
+) -> dict[str, Any]:
+    return {"kind": kind, "state": state, "name": name, "facts": facts, "reason": reason}
+
+
+def _unknown(
+    bundle: Bundle, kind: str, resource: str, group: str = "", namespace: str | None = None
+) -> dict[str, Any] | None:
+    """The link when its data is not in the bundle: unknown, or missing when the API said
+    the type does not exist (TensorFusion's CRDs not installed)."""
+    cov = bundle.coverage(resource, group=group, namespace=namespace)
+    if cov.ok:
+        return None
+    if cov.status == "not_found":
+        return _link(kind, "broken", None, _facts(cov), "missing")
+    return _link(kind, "unknown", None, _facts(cov), "not_collected")
+
+
+def _facts(cov: Coverage) -> str:
+    # Facts in kubectl's and the API's words, in English like the rest of the views' data.
+    assert cov.missing is not None
+    return describe(cov.missing, "en")
+
+
+def discovery(bundle: Bundle, now: datetime) -> list[dict[str, Any]]:
+    ns = bundle.tf_namespace
+    nodes = {n["metadata"]["name"]: n for n in bundle.objects("nodes")}
+    gpunodes = {g["metadata"]["name"]: g for g in bundle.objects("gpunodes", group=TF)}
+    hypervisors: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for pod in bundle.objects("pods", namespace=ns, labels=f"{TF}/component=hypervisor"):
+        name = pod["metadata"]["name"]
+        node = (pod.get("spec") or {}).get("nodeName") or name.removeprefix("tf-").removeprefix(
+            "hypervisor-"
+        )
+        hypervisors[node].append(pod)
+    gpus: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for gpu in bundle.objects("gpus", group=TF):
+        node = (gpu["metadata"].get("labels") or {}).get(f"{TF}/managed-by") or (
+            (gpu.get("status") or {}).get("nodeSelector") or {}
+        ).get("kubernetes.io/hostname")
+        if node:
+            gpus[node].append(gpu)
+    names = {n for n, obj in nodes.items() if _gpu_hints(obj)} | set(gpunodes) | set(hypervisors)
+    names |= set(gpus)
+    selector_text = _node_selector(bundle)
+    try:
+        selector = parse_label_selector(selector_text)
+    except SelectorError:
+        selector = None
+    gaps = {
+        "node": _unknown(bundle, "node", "nodes"),
+        "gpunode": _unknown(bundle, "gpunode", "gpunodes", TF),
+        "hypervisor": _unknown(bundle, "hypervisor", "pods", "", ns),
+        "gpus": _unknown(bundle, "gpus", "gpus", TF),
+    }
+    chains = []
+    for name in sorted(names):
+        hypervisor = gaps["hypervisor"] or _hypervisor_link(hypervisors.get(name, []), now)
+        links = [
+            gaps["node"]
+            or _node_link(name, nodes.get(name), selector, selector_text, name in gpunodes),
+            gaps["gpunode"] or _gpunode_link(name, gpunodes.get(name), hypervisor["state"]),
+            hypervisor,
+            gaps["gpus"] or _gpus_link(gpus.get(name, [])),
+        ]
+        first = next((i for i, link in enumerate(links) if link["state"] == "broken"), None)
+        chains.append({"node": name, "links": links, "first_broken": first})
+    return chains
+
+
+def _node_link(
+    name: str, node: dict[str, Any] | None, selector: Any, selector_text: str, has_gpunode: bool
+) -> dict[str, Any]:
+    if node is None:
+        return _link("node", "broken", name, "no Node object", "missing")
+    labels = (node.get("metadata") or {}).get("labels") or {}
+    ready = _ready(node)
+    facts = f"Ready={ready}"
+    if not has_gpunode and (selector is None or not selector.matches(labels)):
+        return _link(
+            "node", "broken", name, f"{facts}, not selected by -l {selector_text}", "not_labelled"
+        )
+    if ready != "True":
+        return _link("node", "broken", name, facts, "not_ready")
+    return _link("node", "ok", name, facts)
+
+
+def _gpunode_link(name: str, gpunode: dict[str, Any] | None, hypervisor: str) -> dict[str, Any]:
+    if gpunode is None:
+        return _link("gpunode", "broken", None, f"no GPUNode {name}", "missing")
+    phase = (gpunode.get("status") or {}).get("phase") or "(none)"
+    # A GPUNode is Pending until its hypervisor is Running and Ready: with the hypervisor
+    # down, the phase is that link's consequence: not broken itself, but not fine either.
+    if phase == "Running":
+        return _link("gpunode", "ok", name, f"phase={phase}")
+    if hypervisor != "ok":
+        return _link("gpunode", "waiting", name, f"phase={phase}")
+    return _link("gpunode", "broken", name, f"phase={phase}", "not_running")
+
+
+def _hypervisor_link(pods: list[dict[str, Any]], now: datetime) -> dict[str, Any]:
+    if not pods:
+        return _link("hypervisor", "broken", None, "no hypervisor pod", "missing")
+    best = None
+    for pod in pods:
+        ready, status, restarts = pod_summary(pod, now)
+        ok = (pod.get("status") or {}).get("phase") == "Running" and _ready(pod) == "True"
+        facts = f"{ready} {status}, restarts {restarts}"
+        candidate = _link(
+            "hypervisor",
+            "ok" if ok else "broken",
+            pod["metadata"]["name"],
+            facts,
+            None if ok else "not_ready",
+        )
+        if best is None or (ok and best["state"] != "ok"):
+            best = candidate
+    assert best is not None
+    return best
+
+
+def _gpus_link(items: list[dict[str, Any]]) -> dict[str, Any]:
+    if not items:
+        return _link("gpus", "broken", None, "no GPU objects", "missing")
+    phases: dict[str, int] = defaultdict(int)
+    other = 0
+    for gpu in items:
+        status = gpu.get("status") or {}
+        phases[status.get("phase") or "(none)"] += 1
+        if status.get("usedBy") not in (None, "", "tensor-fusion"):
+            other += 1
+    facts = ", ".join(f"{n} {p}" for p, n in sorted(phases.items()))
+    if other:
+        facts += f", {other} used by another device plugin"
+    running = phases.get("Running", 0)
+    if running < len(items):
+        return _link("gpus", "broken", None, facts, "not_running")
+    if other:
+        return _link("gpus", "broken", None, facts, "used_by_other")
+    return _link("gpus", "ok", None, facts)
+
+
+# ------------------------------------------------------------------------------ capacity
+def _amount(value: Any) -> int | float | None:
+    if value in (None, ""):
+        return None
+    try:
+        amount = quantity(value)
+    except QuantityError:
+        return None
+    return int(amount) if amount.is_integer() else amount
+
+
+def _measure(status: dict[str, Any], total: str, available: str) -> dict[str, Any]:
+    return {
+        "total": _amount(status.get(total)),
+        "available": _amount(status.get(available)),
+        "total_text": str(status.get(total) or ""),
+        "available_text": str(status.get(available) or ""),
+    }
+
+
+def capacity(bundle: Bundle) -> list[dict[str, Any]]:
+    rows = []
+    for kind, resource in (("GPUPool", "gpupools"), ("GPUNode", "gpunodes")):
+        for obj in bundle.objects(resource, group=TF):
+            status = obj.get("status") or {}
+            rows.append(
+                {
+                    "id": ref(obj),
+                    "kind": kind,
+                    "name": obj["metadata"]["name"],
+                    "phase": status.get("phase") or "",
+                    "tflops": _measure(status, "totalTFlops", "availableTFlops"),
+                    "vram": _measure(status, "totalVRAM", "availableVRAM"),
+                }
+            )
+    return rows
+
+
+# ------------------------------------------------------------------------------ warnings
+def _event_time(ev: dict[str, Any]) -> str:
+    series = ev.get("series") or {}
+    return str(
+        ev.get("lastTimestamp")
+        or series.get("lastObservedTime")
+        or ev.get("eventTime")
+        or ev.get("firstTimestamp")
+        or (ev.get("metadata") or {}).get("creationTimestamp")
+        or ""
+    )
+
+
+def _epoch(text: str) -> int | None:
+    when = parse_time(text)
+    return int(when.timestamp()) if when else None
+
+
+def warning_events(bundle: Bundle, now: datetime) -> dict[str, Any]:
+    """Warning events, oldest first (the newest MAX_WARNINGS when there are more), with the
+    window of the timeline: from the first of them to the collection."""
+    seen: dict[str, dict[str, Any]] = {}
+    for group in ("", "events.k8s.io"):
+        for ev in bundle.objects("events", group=group):
+            if ev.get("type") != "Warning":
+                continue
+            inv = ev.get("involvedObject") or ev.get("regarding") or {}
+            obj = "/".join(p for p in (inv.get("kind"), inv.get("namespace"), inv.get("name")) if p)
+            message = str(ev.get("message") or ev.get("note") or "")
+            if len(message) > MESSAGE_CHARS:
+                message = message[:MESSAGE_CHARS] + "…"
+            time = _event_time(ev)
+            first = str(ev.get("firstTimestamp") or ev.get("eventTime") or time)
+            seen.setdefault(
+                ref(ev),
+                {
+                    "id": ref(ev),
+                    "time": time,
+                    "epoch": _epoch(time),
+                    "first_epoch": _epoch(first),
+                    "reason": str(ev.get("reason") or ""),
+                    "object": obj,
+                    "count": int((ev.get("series") or {}).get("count") or ev.get("count") or 1),
+                    "message": message,
+                },
+            )
+    items = sorted(
+        seen.values(), key=lambda e: (e["epoch"] or 0, e["object"], e["reason"], e["id"])
+    )
+    total = len(items)
+    items = items[-MAX_WARNINGS:]
+    times = [t for e in items for t in (e["first_epoch"], e["epoch"]) if t is not None]
+    start = min(times, default=None)
+    end = max([*times, int(now.timestamp())]) if times else None
+    return {"total": total, "start": start, "end": end, "events": items}

@@ -1,0 +1,173 @@
+"""The rule reference (docs/rules.md), rendered from the rule files, never kept by hand.
+
+`render(rules)` is pure and byte-stable: sections in the manual's order (docs/manual/rows.yaml),
+rules by manual row then id, no timestamps. `scripts/make_rules_doc.py` writes the file and a
+test checks that the committed copy is current.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from .loading import Rule
+from .manual import Manual, load_manual
+
+SCRIPT = "python scripts/make_rules_doc.py"
+COLUMNS = ("Rule", "Manual row", "Severity", "Title (en, zh)", "Looks at", "Consequence of")
+
+_INTRO = """\
+# Rule reference
+
+<!-- Generated from rules/ by `{script}`: do not edit by hand. -->
+
+Every rule `tf-analyze` applies, {rules} rules for {rows} rows of the troubleshooting manual
+([troubleshooting.zh.md](manual/troubleshooting.zh.md)), grouped by the manual's sections in
+its order. After changing a rule, run `{script}`.
+
+- **Rule**: the rule's id, linked to its file in `rules/`.
+- **Manual row**: the key(s) in [rows.yaml](manual/rows.yaml) the rule implements; the reports
+  and the JSON carry them on every finding.
+- **Title**: as written in the rule, English then Chinese; `{{{{ … }}}}` is filled in from the
+  finding.
+- **Looks at**: the bundle data the rule is given. *each* means one finding per matching object;
+  a rule whose data was not collected is reported as skipped, never as passed (unless the data
+  is marked optional).
+- **Consequence of**: the manual rows or sections (`consequence_of`) whose findings, when present
+  in the same bundle, are reported as this finding's root cause, with this finding under them.
+"""
+
+
+def render(rules: Iterable[Rule], *, manual: Manual | None = None) -> str:
+    """docs/rules.md for `rules`: a table per manual section."""
+    manual = manual or load_manual()
+    rules = list(rules)
+    row_order = {key: i for i, key in enumerate(manual.rows)}
+    by_section: dict[str, list[Rule]] = {}
+    for rule in rules:
+        by_section.setdefault(rule.section, []).append(rule)
+    out = [_INTRO.format(script=SCRIPT, rules=len(rules), rows=len(manual.rows))]
+    for key, section in manual.sections.items():
+        members = sorted(
+            by_section.get(key, []), key=lambda r: (row_order.get(r.manual[0], -1), r.id)
+        )
+        out.append(f"## {_text(section.en)} ({_text(section.zh)})\n")
+        out.append(f"Section `{key}`: {_count(len(members), 'rule')}.\n")
+        if members:
+            out.append(_table([_row(rule, manual) for rule in members]))
+    return "\n".join(out)
+
+
+def _table(rows: list[list[str]]) -> str:
+    lines = [_line(list(COLUMNS)), _line(["---"] * len(COLUMNS))]
+    lines += [_line(cells) for cells in rows]
+    return "\n".join(lines) + "\n"
+
+
+def _line(cells: list[str]) -> str:
+    return "| " + " | ".join(cells) + " |"
+
+
+def _row(rule: Rule, manual: Manual) -> list[str]:
+    title = rule.raw["title"]
+    return [
+        f"[{_code(rule.id)}](../rules/{rule.path})",
+        "<br>".join(_code(key) for key in rule.manual),
+        rule.severity,
+        f"{_text(title['en'])}<br>{_text(title['zh'])}",
+        "<br>".join(looks_at(rule)),
+        "<br>".join(_cause(key, manual) for key in rule.consequence_of) or "—",
+    ]
+
+
+def looks_at(rule: Rule) -> list[str]:
+    """What the rule binds, one short phrase per item: its subjects, then its `with` data."""
+    spec = rule.for_each
+    items = [
+        "once per bundle"
+        if spec is None
+        else "each " + _objects(spec["resource"], spec.get("namespace"), spec)
+    ]
+    items += [_binding(binding) for binding in rule.bindings.values()]
+    return items
+
+
+def _binding(spec: dict[str, Any]) -> str:
+    if "objects" in spec:
+        which = "the " if spec.get("where") else "all "
+        text = which + _objects(spec["objects"], spec.get("namespace"), spec)
+        if spec.get("where"):
+            text += " where " + " or ".join(
+                f"{_code(key)} is {_code(value)}" for key, value in spec["where"].items()
+            )
+        return _optional(text, spec)
+    if "logs" in spec:
+        return _logs(spec)
+    if "events_for" in spec:
+        return f"events of each {_code(spec['events_for'])}"
+    if "exec" in spec:
+        return f"exec check {_code(spec['check'])} (collected with `--exec`)"
+    if "helm" in spec:
+        return _optional("the Helm release (chart, status, user-supplied values)", spec)
+    if "metrics" in spec:
+        return _optional("TensorFusion system metrics (collected with `--metrics`)", spec)
+    raise ValueError(f"unknown binding: {sorted(spec)}")  # the schema admits no other kind
+
+
+def _objects(resource: str, namespace: str | None, spec: dict[str, Any]) -> str:
+    parts = [_code(resource)]
+    if namespace == "tf":
+        parts.append("in the TensorFusion namespace")
+    elif namespace == "all":
+        parts.append("in all namespaces")
+    elif namespace:
+        parts.append(f"in namespace {_code(namespace)}")
+    if spec.get("labels"):
+        parts.append(_code(f"-l {spec['labels']}"))
+    if spec.get("fields"):
+        parts.append(_code(f"--field-selector {spec['fields']}"))
+    return " ".join(parts)
+
+
+def _logs(spec: dict[str, Any]) -> str:
+    containers = spec.get("containers")
+    which = {False: "current", True: "previous", "both": "current and previous"}
+    text = "logs ({}) of {} of {}".format(
+        which[spec.get("previous", False)],
+        "container " + " or ".join(_code(c) for c in containers)
+        if containers
+        else "every container",
+        _code(spec["logs"]),
+    )
+    if spec.get("tail"):
+        text += f", last {spec['tail']} lines"
+    if spec.get("grep"):
+        text += f", lines containing {_code(spec['grep'])}"
+    return text
+
+
+def _optional(text: str, spec: dict[str, Any]) -> str:
+    return f"{text} (optional)" if spec.get("optional") else text
+
+
+def _cause(key: str, manual: Manual) -> str:
+    if key in manual.sections:
+        return f"section {_code(key)} ({_text(manual.sections[key].en)})"
+    return _code(key)
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+def _text(value: str) -> str:
+    """Plain text for a table cell: one line, HTML and the cell separator escaped."""
+    text = " ".join(value.split())
+    for old, new in (("\\", "\\\\"), ("&", "&amp;"), ("<", "&lt;"), (">", "&gt;"), ("|", "\\|")):
+        text = text.replace(old, new)
+    return text
+
+
+def _code(value: str) -> str:
+    """A code span for a table cell (GitHub needs `\\|` for a pipe even inside one)."""
+    return "`" + " ".join(value.split()).replace("|", "\\|") + "`"

@@ -1,0 +1,198 @@
+"""Evaluating rules on a bundle. One failing rule never stops the others.
+
+A rule sees only named data from the bundle reader: its subjects (`for_each`), the data bound
+in `with`, its named expressions (`let`), and `tf` (namespace, release, version). Data that was
+not collected makes the rule *skipped* with the reason, never *passed*.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jinja2
+
+from ..bundle import Bundle, ref
+from ..i18n import describe
+from ..results import Analysis, Finding, RuleResult
+from .bindings import (
+    Indexes,
+    PerSubject,
+    RuleEvalError,
+    Unavailable,
+    Variables,
+    run,
+    shared_bindings,
+    subjects,
+)
+from .loading import LANGS, TEXT_FIELDS, Expr, Rule
+from .ranking import rank
+
+
+def analyze(bundle: Bundle, rules: list[Rule]) -> Analysis:
+    tf = {
+        "namespace": bundle.tf_namespace,
+        "release": bundle.manifest["tensorfusion"]["release"],
+        "version": bundle.manifest["tensorfusion"].get("version") or "",
+        "installed": bundle.manifest["tensorfusion"].get("installed"),
+    }
+    indexes: Indexes = {}
+    results = [evaluate(rule, bundle, tf, indexes) for rule in rules]
+    findings = [f for r in results for f in r.findings]
+    return Analysis(
+        bundle=summary(bundle),
+        results=results,
+        roots=rank(findings),
+        collection_gaps=bundle.failed_artifacts(),
+        absent=bundle.absent_artifacts(),
+        possible_secrets=[vars(leak) for leak in bundle.possible_secrets()],
+    )
+
+
+def summary(bundle: Bundle) -> dict[str, Any]:
+    m = bundle.manifest
+    return {
+        "source": bundle.source,
+        "created_at": m["created_at"],
+        "tool_version": m["tool"]["version"],
+        "server_version": m["cluster"].get("server_version"),
+        "context": m["cluster"].get("context"),
+        "tf_namespace": m["tensorfusion"]["namespace"],
+        "tf_release": m["tensorfusion"]["release"],
+        "tf_version": m["tensorfusion"].get("version"),
+        "artifacts": len(m["artifacts"]),
+    }
+
+
+def evaluate(
+    rule: Rule, bundle: Bundle, tf: dict[str, Any], indexes: Indexes | None = None
+) -> RuleResult:
+    result = RuleResult(rule.id, rule.manual, rule.severity, rule.section, "passed")
+    try:
+        shared = shared_bindings(rule, bundle)
+        objects = subjects(rule, bundle)
+    except Unavailable as exc:
+        result.outcome, result.gaps = "skipped", [(exc.missing, "")]
+        return result
+    # The expressions read the bundle's objects in place: nothing is converted or copied.
+    base = {"tf": tf, **{k: v for k, v in shared.items() if k not in rule.where}}
+    per_subject = PerSubject(rule, bundle, shared, {} if indexes is None else indexes)
+    by_id: dict[str, Finding] = {}
+    for subject in objects:
+        variables = per_subject.variables(base, subject)
+        if rule.subject:
+            variables[rule.subject] = subject
+        try:
+            fired = run(rule.when, variables)
+            if fired is not True and fired is not False:
+                raise RuleEvalError(f"when: must be true or false, got {type(fired).__name__}")
+            finding = _finding(rule, variables, subject) if fired else None
+        except Unavailable as exc:
+            result.gaps.append((exc.missing, exc.where_for(subject)))
+            _unlink(exc)
+            continue
+        except RuleEvalError as exc:
+            result.errors.append(f"{ref(subject) if subject else '(bundle)'}: {exc}")
+            continue
+        if finding is None:
+            continue
+        same = by_id.get(finding.id)
+        if same is None:
+            by_id[finding.id] = finding
+            result.findings.append(finding)
+        else:  # another Event about the same object: one finding, with both's evidence
+            same.evidence += [e for e in finding.evidence if e not in same.evidence]
+    if result.findings:
+        result.outcome = "fired"
+    elif result.errors:
+        result.outcome = "error"
+    elif result.gaps:
+        result.outcome = "skipped"
+    return result
+
+
+def _unlink(exc: BaseException | None) -> None:
+    """Drop the traceback of a handled exception that a subject's variables keep (data found
+    missing, said again on a second read), and of its causes: it holds the frames it passed,
+    which hold the variables, a cycle only the cyclic collector would free."""
+    while exc is not None:
+        exc.__traceback__ = None
+        exc = exc.__cause__ or exc.__context__
+
+
+def _finding_ref(subject: dict[str, Any]) -> str:
+    """What a finding is about: the object itself, or for an Event the object it is about
+    (an Event's name changes with every occurrence; comparing bundles needs the same ref)."""
+    involved = subject.get("involvedObject") if subject.get("kind") == "Event" else None
+    if isinstance(involved, dict) and involved.get("kind") and involved.get("name"):
+        return ref({"kind": involved["kind"], "metadata": involved})
+    return ref(subject)
+
+
+def _run_or_missing(expr: Expr, variables: Variables, missing: list[str], default: Any = None) -> Any:
+    try:
+        return run(expr, variables)
+    except Unavailable as exc:
+        _unlink(exc)
+        where = exc.where_for(variables.subject)
+        text = describe(exc.missing)
+        missing.append(f"(not collected: {text}{': ' + where if where else ''})")
+        return default
+
+
+def _finding(rule: Rule, variables: Variables, subject: dict[str, Any] | None) -> Finding:
+    """What a rule that fired on `subject` found. Data missing for its evidence or texts is
+    said in the evidence, and never loses the finding."""
+    missing: list[str] = []
+    evidence: list[str] = []
+    for expr in rule.evidence:
+        value = _run_or_missing(expr, variables, missing)
+        for item in value if isinstance(value, list) else [value]:
+            text = str(item) if item is not None else ""
+            if text and text not in evidence:  # the same line in current and previous logs
+                evidence.append(text)
+    values = {
+        name: _plain(_run_or_missing(expr, variables, missing, ""))
+        for name, expr in rule.vars.items()
+    }
+    evidence += [m for m in dict.fromkeys(missing) if m not in evidence]
+    meta = (subject or {}).get("metadata", {})
+    context = {
+        **values,
+        "tf": variables["tf"],
+        "object": {
+            "kind": (subject or {}).get("kind", ""),
+            "name": meta.get("name", ""),
+            "namespace": meta.get("namespace", ""),
+            "ref": ref(subject) if subject else "",
+        },
+    }
+    try:
+        texts = {
+            f: {lang: rule.texts[f][lang].render(context) for lang in LANGS} for f in TEXT_FIELDS
+        }
+        commands = [t.render(context) for t in rule.commands]
+    except jinja2.TemplateError as exc:
+        raise RuleEvalError(f"text: {exc}") from exc
+    return Finding(
+        rule_id=rule.id,
+        manual=rule.manual,
+        severity=rule.severity,
+        section=rule.section,
+        objects=[_finding_ref(subject)] if subject else [],
+        evidence=evidence,
+        texts=texts,
+        commands=commands,
+        vars=values,
+        consequence_of=rule.consequence_of,
+    )
+
+
+def _plain(value: Any) -> Any:
+    """CEL results as plain JSON-able Python values."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    return str(value)

@@ -1,0 +1,96 @@
+"""The functions rules may call besides CEL's own: Kubernetes quantities, dotted paths,
+labels and annotations (their keys contain dots and slashes), regex groups, max and min."""
+
+from __future__ import annotations
+
+import functools
+import re
+from typing import Any
+
+from k8s.quantity import quantity
+
+
+@functools.lru_cache(maxsize=2048)
+def _parts(path: str) -> tuple[tuple[str, int | None], ...]:
+    return tuple((p, int(p) if p.isdigit() else None) for p in path.split("."))
+
+
+def dig(obj: Any, path: str, default: Any = None) -> Any:
+    """obj at a dotted path ("status.phase"), or default where any step is missing."""
+    cur = obj
+    for part, number in _parts(path):
+        if isinstance(cur, dict):
+            if part not in cur:
+                return default
+            cur = cur[part]
+        elif isinstance(cur, list) and number is not None and number < len(cur):
+            cur = cur[number]
+        else:
+            return default
+    return cur
+
+
+def annotation(obj: Any, key: str) -> str:
+    """metadata.annotations[key], or "" when absent (keys contain dots, so dig cannot)."""
+    return _meta_value(obj, "annotations", key)
+
+
+def label(obj: Any, key: str) -> str:
+    return _meta_value(obj, "labels", key)
+
+
+def _meta_value(obj: Any, which: str, key: str) -> str:
+    meta = obj.get("metadata") if isinstance(obj, dict) else None
+    values = meta.get(which) if isinstance(meta, dict) else None
+    if not isinstance(values, dict):
+        return ""
+    value = values.get(key, "")
+    return value if type(value) is str else str(value)
+
+
+def extract(text: str, pattern: str) -> str:
+    """The first group of `pattern` (a Python regex) in `text`, or "" when it does not match."""
+    found = _regex(pattern).search(text)
+    if not found:
+        return ""
+    return found.group(1) if found.groups() else found.group(0)
+
+
+@functools.cache
+def _regex(pattern: str) -> re.Pattern[str]:
+    try:
+        return re.compile(pattern)
+    except re.error as exc:
+        raise ValueError(f"bad regex {pattern!r}: {exc}") from exc
+
+
+def _max(values: list[Any], default: Any = 0.0) -> Any:
+    return max(values) if values else default
+
+
+def _min(values: list[Any], default: Any = 0.0) -> Any:
+    return min(values) if values else default
+
+
+def _sum(values: list[Any]) -> float:
+    """The sum of a list of numbers (CEL has no sum): 0.0 for an empty list."""
+    if not isinstance(values, list):
+        raise TypeError(f"sum() takes a list, not {type(values).__name__}")
+    total = 0.0
+    for v in values:
+        if type(v) not in (int, float):
+            raise TypeError(f"sum() of a list holding {type(v).__name__}")
+        total += v
+    return total
+
+
+FUNCTIONS = {
+    "quantity": quantity,
+    "dig": dig,
+    "annotation": annotation,
+    "label": label,
+    "extract": extract,
+    "max": _max,
+    "min": _min,
+    "sum": _sum,
+}

@@ -1,0 +1,276 @@
+"""Loading rules: one YAML file per rule, discovered from a directory, validated strictly.
+
+Every CEL expression is compiled and every text template parsed at load time, so a broken
+rule stops the run with a message naming its file and field instead of failing later.
+Functions several rules share are defined in CEL in `_functions.yaml` beside them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import jinja2
+import yaml
+from jinja2 import meta as jinja_meta
+from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+import tf_support_schemas as schemas
+
+from ..errors import RuleLoadError
+from . import cel
+from .functions import FUNCTIONS
+from .manual import Manual, load_manual
+
+Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+LANGS = ("en", "zh")
+TEXT_FIELDS = ("title", "explanation", "fix")
+# Names every expression and template may use besides the rule's own.
+GLOBAL_NAMES = frozenset({"tf"})
+FUNCTIONS_FILE = "_functions.yaml"
+
+TEMPLATES = ImmutableSandboxedEnvironment(
+    undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=False
+)
+
+
+class Text:
+    """A rule's text or command template, checked when the rule loads and compiled when a
+    finding first renders it (most rules never fire). Text with no Jinja markup is itself."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self._template: jinja2.Template | None = None
+
+    def render(self, context: dict[str, Any]) -> str:
+        if "{" not in self.source:
+            return self.source
+        if self._template is None:
+            self._template = TEMPLATES.from_string(self.source)
+        return self._template.render(context)
+
+
+@dataclass(frozen=True)
+class Expr:
+    """A compiled CEL expression and where it came from (for error messages)."""
+
+    where: str
+    source: str
+    program: cel.Program
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    path: str
+    manual: tuple[str, ...]
+    severity: str
+    section: str
+    texts: dict[str, dict[str, Text]]  # field -> lang -> template
+    commands: tuple[Text, ...]
+    for_each: dict[str, Any] | None
+    bindings: dict[str, dict[str, Any]]
+    when: Expr
+    evidence: tuple[Expr, ...]
+    vars: dict[str, Expr]
+    consequence_of: tuple[str, ...]
+    # binding name -> (key, value expression) pairs selecting that binding's objects per subject
+    where: dict[str, tuple[tuple[str, Expr], ...]] = field(default_factory=dict)
+    lets: dict[str, Expr] = field(default_factory=dict)  # in the file's order
+    raw: dict[str, Any] = field(repr=False, compare=False, default_factory=dict)
+
+    @property
+    def subject(self) -> str | None:
+        return self.for_each["as"] if self.for_each else None
+
+
+def default_rules_dir() -> Path:
+    return Path(str(resources.files("tf_support_rules")))
+
+
+def load_rules(directory: Path | None = None) -> list[Rule]:
+    """Every rule under `directory` (default: the shipped rules), sorted by id."""
+    root = directory or default_rules_dir()
+    if not root.is_dir():
+        raise RuleLoadError(f"rules directory {root} does not exist")
+    files = sorted(
+        p
+        for p in root.rglob("*.yaml")
+        if not any(part.startswith(("_", ".")) for part in p.relative_to(root).parts)
+    )
+    if not files:
+        raise RuleLoadError(f"no rules (*.yaml) found in {root}")
+    defined = load_functions(root)
+    rules = [load_rule(p, root, defined) for p in files]
+    ids = [r.id for r in rules]
+    dupes = sorted({i for i in ids if ids.count(i) > 1})
+    if dupes:
+        raise RuleLoadError(f"duplicate rule ids: {', '.join(dupes)}")
+    return sorted(rules, key=lambda r: r.id)
+
+
+def load_functions(root: Path) -> dict[str, cel.Function]:
+    """The functions defined in `root/_functions.yaml` (none without the file), each checked:
+    its body reads only its parameters and calls only functions defined before it."""
+    path = root / FUNCTIONS_FILE
+    if not path.is_file():
+        return {}
+    data = _read_yaml(path, FUNCTIONS_FILE)
+    problem = schemas.first_error("functions", data)
+    if problem:
+        raise RuleLoadError(f"{FUNCTIONS_FILE}: {problem}")
+    defined: dict[str, cel.Function] = {}
+    for name, spec in data.items():
+        if name in FUNCTIONS or name in cel.STANDARD_FUNCTIONS:
+            raise RuleLoadError(f"{FUNCTIONS_FILE}: {name}: a built-in function has this name")
+        try:
+            defined[name] = cel.Function.define(
+                name, tuple(spec["params"]), spec["expr"], FUNCTIONS, defined
+            )
+        except (cel.CelSyntaxError, cel.CelCompileError) as exc:
+            raise RuleLoadError(f"{FUNCTIONS_FILE}: {name}: {_first_line(exc)}") from exc
+    return defined
+
+
+def load_rule(path: Path, root: Path, defined: dict[str, cel.Function] | None = None) -> Rule:
+    rel = path.relative_to(root).as_posix()
+    data = _read_yaml(path, rel)
+    problem = schemas.first_error("rule", data)
+    if problem:
+        raise RuleLoadError(f"{rel}: {problem}")
+    expected_id = rel.removesuffix(".yaml")
+    if data["id"] != expected_id:
+        raise RuleLoadError(f"{rel}: id: {data['id']!r} must match the file name ({expected_id!r})")
+    manual = load_manual()
+    _check_manual_keys(rel, data, manual)
+
+    for_each = data.get("for_each")
+    bindings = data.get("with", {})
+    subject = (for_each or {}).get("as")
+    _check_targets(rel, bindings, subject)
+    compiler = _Compiler(rel, defined or {})
+
+    where = {}
+    for name, binding in bindings.items():
+        if "where" not in binding:
+            continue
+        if not for_each:
+            raise RuleLoadError(f"{rel}: with.{name}.where: needs a for_each subject")
+        subject_scope = set(GLOBAL_NAMES) | {for_each["as"]}
+        where[name] = tuple(
+            (key, compiler.expr(f"with.{name}.where.{key}", src, subject_scope))
+            for key, src in binding["where"].items()
+        )
+
+    scope = set(GLOBAL_NAMES) | set(bindings) | ({subject} if subject else set())
+    lets = {}
+    for name, src in data.get("let", {}).items():
+        if name in scope:
+            raise RuleLoadError(f"{rel}: let.{name}: the name is already bound")
+        lets[name] = compiler.expr(f"let.{name}", src, scope)
+        scope.add(name)
+
+    when = compiler.expr("when", data["when"], scope)
+    evidence = tuple(
+        compiler.expr(f"evidence[{i}]", src, scope)
+        for i, src in enumerate(data.get("evidence", []))
+    )
+    rule_vars = {k: compiler.expr(f"vars.{k}", v, scope) for k, v in data.get("vars", {}).items()}
+    template_names = set(rule_vars) | GLOBAL_NAMES | {"object"}
+    texts = {
+        fld: {
+            lang: _template(rel, f"{fld}.{lang}", data[fld][lang], template_names) for lang in LANGS
+        }
+        for fld in TEXT_FIELDS
+    }
+    commands = tuple(
+        _template(rel, f"commands[{i}]", c, template_names)
+        for i, c in enumerate(data.get("commands", []))
+    )
+    return Rule(
+        id=data["id"],
+        path=rel,
+        manual=tuple(data["manual"]),
+        severity=data["severity"],
+        section=manual.rows[data["manual"][0]].section,
+        texts=texts,
+        commands=commands,
+        for_each=for_each,
+        bindings=bindings,
+        when=when,
+        evidence=evidence,
+        vars=rule_vars,
+        consequence_of=tuple(data.get("consequence_of", [])),
+        where=where,
+        lets=lets,
+        raw=data,
+    )
+
+
+def _read_yaml(path: Path, rel: str) -> Any:
+    try:
+        return yaml.load(path.read_text("utf-8"), Loader=Loader)
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        raise RuleLoadError(f"{rel}: not valid YAML: {_first_line(exc)}") from exc
+
+
+def _check_manual_keys(rel: str, data: dict[str, Any], manual: Manual) -> None:
+    for key in data["manual"]:
+        if key not in manual.rows:
+            raise RuleLoadError(f"{rel}: manual: unknown manual row key {key!r}")
+    for key in data.get("consequence_of", []):
+        if key not in manual.rows and key not in manual.sections:
+            raise RuleLoadError(f"{rel}: consequence_of: unknown manual key or section {key!r}")
+
+
+def _check_targets(rel: str, bindings: dict[str, Any], subject: str | None) -> None:
+    """Logs, events and exec output are read of the subject (logs also of the pods a `where`
+    binding picks for it)."""
+    for name, binding in bindings.items():
+        target = binding.get("logs") or binding.get("events_for") or binding.get("exec")
+        if target is None or target == subject:
+            continue
+        picked = bindings.get(target) or {}
+        if "logs" in binding and picked.get("objects") == "pods" and "where" in picked:
+            continue
+        raise RuleLoadError(
+            f"{rel}: with.{name}: {target!r} is not the for_each subject"
+            + (" nor a binding of pods with `where`" if "logs" in binding else "")
+        )
+
+
+class _Compiler:
+    def __init__(self, rel: str, defined: dict[str, cel.Function]) -> None:
+        self.rel = rel
+        self.defined = defined
+
+    def expr(self, where: str, source: str, scope: set[str]) -> Expr:
+        try:
+            program = cel.compile(source, FUNCTIONS, self.defined)
+        except (cel.CelSyntaxError, cel.CelCompileError) as exc:
+            raise RuleLoadError(f"{self.rel}: {where}: invalid CEL: {_first_line(exc)}") from exc
+        unknown = sorted(program.variables - scope)
+        if unknown:
+            raise RuleLoadError(f"{self.rel}: {where}: unknown name(s) {', '.join(unknown)}")
+        return Expr(where=where, source=source, program=program)
+
+
+def _template(rel: str, where: str, source: str, names: set[str]) -> Text:
+    if "{" in source:
+        try:
+            parsed = TEMPLATES.parse(source)
+        except jinja2.TemplateSyntaxError as exc:
+            raise RuleLoadError(f"{rel}: {where}: invalid template: {exc.message}") from exc
+        unknown = sorted(jinja_meta.find_undeclared_variables(parsed) - names)
+        if unknown:
+            raise RuleLoadError(
+                f"{rel}: {where}: unknown template variable(s) {', '.join(unknown)}"
+            )
+    return Text(source)
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__

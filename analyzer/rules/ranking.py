@@ -1,0 +1,87 @@
+"""Root cause first: nest each finding under the finding the manual says causes it.
+
+Rules declare `consequence_of` (manual keys or whole sections, as in the manual's
+"see Controller keeps restarting"). A finding whose named cause is present (on the same
+node, where both name one) becomes a child of it; everything else is a root. Roots are
+ordered by severity, then rule id, then object.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from ..results import Finding
+
+
+def _causes(finding: Finding, candidate: Finding) -> bool:
+    if candidate is finding or not _same_node(finding, candidate):
+        return False
+    names = set(candidate.manual) | {candidate.section}
+    return any(link in names for link in finding.consequence_of)
+
+
+def _same_node(a: Finding, b: Finding) -> bool:
+    """A fault on one GPU node explains nothing on another: two findings that each name
+    their node are linked only when it is the same node."""
+    na, nb = _node(a), _node(b)
+    return not (na and nb and na != nb)
+
+
+def _node(f: Finding) -> str:
+    """The node a finding is about: the rule's `node` value, or its Node or GPUNode object
+    (they share the name); "" for a cluster-wide finding such as the controller's."""
+    node = f.vars.get("node")
+    if isinstance(node, str) and node not in ("", "?"):
+        return node
+    for ref in f.objects:
+        kind, _, name = ref.partition("/")
+        if kind in ("Node", "GPUNode"):
+            return name
+    return ""
+
+
+def rank(findings: list[Finding]) -> list[Finding]:
+    ordered = sorted(findings, key=Finding.sort_key)
+    # Who could cause what, by the manual key or section a finding names: each finding looks
+    # only at the findings its consequence_of names, in rank order, and takes the first.
+    providers: dict[str, list[int]] = defaultdict(list)
+    for pos, candidate in enumerate(ordered):
+        for name in sorted(set(candidate.manual) | {candidate.section}):
+            providers[name].append(pos)
+    roots: list[Finding] = []
+    nested: list[Finding] = []
+    for finding in ordered:
+        positions = sorted({p for link in finding.consequence_of for p in providers.get(link, ())})
+        # A cause that is itself caused by this finding would make a cycle: treat as root.
+        causes = [
+            ordered[p]
+            for p in positions
+            if _causes(finding, ordered[p]) and not _causes(ordered[p], finding)
+        ]
+        # The cause on this finding's own node explains it better than a cluster-wide one.
+        here = _node(finding)
+        cause = next((c for c in causes if here and _node(c) == here), None)
+        cause = cause or next(iter(causes), None)
+        if cause is not None:
+            finding.caused_by = cause.id
+            nested.append(finding)
+        else:
+            roots.append(finding)
+    by_id = {r.id: r for r in roots}
+    first: dict[str, Finding] = {}
+    for f in ordered:
+        first.setdefault(f.id, f)
+    for finding in nested:
+        root = by_id.get(finding.caused_by or "")
+        if root is None:
+            # Its cause is itself a consequence: hang it under that chain's root.
+            parent = first[finding.caused_by or ""]
+            root = by_id.get(parent.caused_by or "")
+        if root is None:
+            finding.caused_by = None
+            roots.append(finding)
+        else:
+            finding.caused_by = root.id
+            root.children.append(finding)
+    roots.sort(key=Finding.sort_key)
+    return roots
