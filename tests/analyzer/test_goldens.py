@@ -1,4 +1,6 @@
-"""Every sample bundle's Markdown, HTML and JSON report (en) against its committed golden.
+"""Every sample bundle's JSON report (en) against its committed golden, and the Markdown and
+HTML reports of four representative bundles: the layout of the other reports is the same
+templates over the same JSON, so a template or style change rewrites a few files, not 76.
 
 Refresh them all with one switch: `TF_UPDATE_GOLDENS=1 pytest tests/analyzer/test_goldens.py`,
 then read the diff before committing it. Each bundle is analysed once, in-process; each format
@@ -21,6 +23,14 @@ SAMPLES = ROOT / "sample_bundles"
 GOLDENS = ROOT / "tests" / "goldens"
 BUNDLES = sorted(SAMPLES.glob("*.tar.zst"))
 UPDATE = os.environ.get("TF_UPDATE_GOLDENS") == "1"
+# No problem found; one critical root cause; a root cause with a consequence nested under it;
+# several root causes with the GPU discovery chain and capacity views.
+LAYOUT = ("healthy", "controller-bad-config", "webhook-rejects-cascade",
+          "gpu-discovery-unknown-model-tflops")  # fmt: skip
+
+
+def _formats(name: str) -> tuple[str, ...]:
+    return FORMATS if name in LAYOUT else ("json",)
 
 
 def _name(bundle: Path) -> str:
@@ -44,7 +54,7 @@ def analyzed(bundle: Path) -> dict:
 def test_reports_match_their_goldens(bundle: Path) -> None:
     report = analyzed(bundle)
     stale = []
-    for fmt in FORMATS:
+    for fmt in _formats(_name(bundle)):
         text = render(report, fmt)
         assert render(report, fmt) == text, f"{fmt} report of {bundle.name} is not byte-stable"
         golden = GOLDENS / f"{_name(bundle)}.{fmt}"
@@ -67,12 +77,10 @@ def test_the_report_does_not_depend_on_how_the_bundle_was_named(monkeypatch) -> 
 def test_every_golden_belongs_to_a_sample_bundle() -> None:
     assert len(BUNDLES) > 10  # the sample bundles were found
     names = {_name(b) for b in BUNDLES}
+    assert set(LAYOUT) <= names
+    wanted = {f"{n}.{fmt}" for n in names for fmt in _formats(n)}
     if UPDATE:
         for orphan in GOLDENS.iterdir():
-            if orphan.name.rsplit(".", 1)[0] not in names:
+            if orphan.name not in wanted:
                 orphan.unlink()
-    orphans = sorted(p.name for p in GOLDENS.iterdir() if p.name.rsplit(".", 1)[0] not in names)
-    assert orphans == []
-    assert sorted(p.name for p in GOLDENS.iterdir()) == sorted(
-        f"{n}.{fmt}" for n in names for fmt in FORMATS
-    )
+    assert sorted(p.name for p in GOLDENS.iterdir()) == sorted(wanted)
