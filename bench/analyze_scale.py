@@ -14,14 +14,13 @@ so rules fire and evaluate their evidence. The emulator serves that cluster and 
 tf-collect writes the bundle (generation, not measured as analysis).
 
 Analysis runs `tf-analyze BUNDLE --format json -o FILE` in a fresh process per size, from
-bytecode as an installed copy runs (see `_installed_env`); its wall time and peak RSS (wait4
-on that process alone) are printed with the targets: 10,000 pods under 5 s, peak RSS under
-500 MB, and time growing no faster than the bundle (10x data, ~10x time).
-On Linux with two CPUs tf-analyze reads the bundle with a helper process beside it (the leak
-scan and a share of the object listings, see analyzer/background.py); the helper peaks at
-~100 MB on the 10,000-pod bundle, a third of it pages shared with its parent, and wait4
-reports the larger of the two peaks. Cloned pods are as individual as a real cluster's
-(start times, container IDs, token volume, addresses): replicas share their spec only.
+bytecode as an installed copy runs (see `_installed_env`). Printed per size: its wall time and
+peak RSS, the largest total resident memory of tf-analyze and every process it starts (their
+RSS summed, sampled every 10 ms, and never less than the kernel's peak of the largest one);
+then the budgets: 1,000 pods in at most 1 s, 10,000 pods in at most 8 s, peak RSS at most
+500 MB, and time growing no faster than the bundle (10x data, ~10x time). Cloned pods are as
+individual as a real cluster's (start times, container IDs, token volume, addresses):
+replicas share their spec only.
 """
 
 from __future__ import annotations
@@ -62,7 +61,7 @@ DEFAULT_FAULTS = (
 )
 REPLICAS = 8  # pods per cloned workload
 EVENTFUL = 5  # one cloned pod in EVENTFUL keeps its events (the others' have expired, TTL 1h)
-TARGET_SECONDS = 5.0
+TARGET_SECONDS = {1000: 1.0, 10000: 8.0}  # pods -> seconds
 TARGET_RSS_MB = 500.0
 
 
@@ -354,14 +353,14 @@ def _installed_env() -> dict[str, str]:
 
 def compile_once() -> None:
     """Write that bytecode before the first measured run (the first import compiles)."""
-    code = "import analyzer.cli, analyzer.run, analyzer.report, analyzer.engine, analyzer.rules"
+    code = "import analyzer.cli, analyzer.run"
     subprocess.run([sys.executable, "-c", code], env=_installed_env(), check=True)
 
 
 def analyze(
     bundle: Path, report: Path, profile: Path | None, timeout: float
 ) -> tuple[float, float, bool]:
-    """(wall seconds, peak RSS MB, finished) of one tf-analyze process, stopped at `timeout`."""
+    """(wall seconds, peak RSS MB, finished) of one tf-analyze run, stopped at `timeout`."""
     argv = [sys.executable]
     if profile is not None:
         argv += ["-m", "cProfile", "-o", str(profile)]
@@ -372,17 +371,62 @@ def analyze(
     )
     timer = threading.Timer(timeout, proc.kill)
     timer.start()
+    sampler = _TreeRss(proc.pid)
+    sampler.start()
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - t0
     timer.cancel()
+    sampler.stop()
+    peak = max(usage.ru_maxrss / 1024, sampler.peak_mb)
     proc.returncode = code = os.waitstatus_to_exitcode(status)
     errors = proc.stderr.read().decode()
     proc.stderr.close()
     if code == -signal.SIGKILL:
-        return wall, usage.ru_maxrss / 1024, False
+        return wall, peak, False
     if code not in (0, 1):
         raise SystemExit(f"tf-analyze failed ({code}): {errors[-2000:]}")
-    return wall, usage.ru_maxrss / 1024, True
+    return wall, peak, True
+
+
+class _TreeRss(threading.Thread):
+    """The largest sum of resident memory over a process and its descendants, from /proc."""
+
+    def __init__(self, pid: int) -> None:
+        super().__init__(daemon=True)
+        self.pid = pid
+        self.peak_mb = 0.0
+        self._done = threading.Event()
+
+    def run(self) -> None:
+        while not self._done.wait(0.01):
+            self.peak_mb = max(self.peak_mb, sum(_rss_mb(p) for p in _tree(self.pid)))
+
+    def stop(self) -> None:
+        self._done.set()
+        self.join()
+
+
+def _tree(pid: int) -> list[int]:
+    found, todo = [], [pid]
+    while todo:
+        current = todo.pop()
+        found.append(current)
+        try:
+            children = Path(f"/proc/{current}/task/{current}/children").read_text().split()
+        except OSError:
+            continue
+        todo += [int(c) for c in children]
+    return found
+
+
+def _rss_mb(pid: int) -> float:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except OSError:  # it ended meanwhile
+        pass
+    return 0.0
 
 
 def _counts(data: ClusterData) -> str:
@@ -463,9 +507,12 @@ def _verdict(results: list[tuple[int, float, float, int]], stopped: bool) -> Non
         )
         linear = time_ratio <= data_ratio * 1.2
         print(f"target linear cost (time ratio <= 1.2 x data ratio): {_met(linear)}")
-    print(f"target {large[0]} pods under {TARGET_SECONDS:.0f} s: {_met(large[1] < TARGET_SECONDS)}")
+    for pods, wall, _, _ in results:
+        if pods in TARGET_SECONDS:
+            target = TARGET_SECONDS[pods]
+            print(f"target {pods} pods in at most {target:g} s: {_met(wall <= target)}")
     worst = max(r[2] for r in results)
-    print(f"target peak RSS under {TARGET_RSS_MB:.0f} MB: {_met(worst < TARGET_RSS_MB)}")
+    print(f"target peak RSS at most {TARGET_RSS_MB:.0f} MB: {_met(worst <= TARGET_RSS_MB)}")
 
 
 def _met(ok: bool) -> str:

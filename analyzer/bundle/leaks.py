@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 # Each pattern matches the value itself; none matches tf-collect's placeholders. A pattern
 # that begins with a literal is searched at the speed of a substring search (a leading `\b`
-# would make the regex engine try every byte: 10x slower on a 130 MB bundle), so the word
-# boundary before it is checked on each match instead (`_BOUNDED`).
+# would make the regex engine try every position), so the word boundary before it is checked
+# on each match instead (`_BOUNDED`).
 PATTERNS: dict[str, re.Pattern[bytes]] = {
     "private-key": re.compile(rb"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----"),
     "jwt": re.compile(rb"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
@@ -32,25 +32,6 @@ _BOUNDED = frozenset(
 )
 _WORD = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
 
-# Before a pattern runs over a member, what every match of it contains is looked for, each
-# in the cheapest way: a byte with a memchr (`in`: instant where the byte is, ten times
-# faster than a regex pass where it is not), a long literal by skipping through it, a
-# short one by a regex anchored on its rarest byte. The pattern itself still decides, so
-# the findings are its own; only members that cannot hold a match are passed over.
-_Need = bytes | re.Pattern[bytes]
-_UNDERSCORED = re.compile(rb"_(?:(?<=hf_)|(?<=gh[pousr]_)|(?<=github_))")  # two patterns'
-_NEEDS: dict[str, tuple[_Need, ...]] = {
-    "private-key": (b"Y", b"V", b"K", b"-----BEGIN "),
-    "jwt": (b"J",),
-    "github-token": (_UNDERSCORED,),
-    "aws-access-key-id": (b"I",),
-    "slack-webhook": (b"T", b"B", b"https://hooks.slack.com/services/T"),
-    "huggingface-token": (_UNDERSCORED,),
-    "openai-key": (re.compile(rb"k-(?<=sk-)"),),
-}
-# The one pattern without a literal start (any case) runs only where its word occurs.
-_HINTS = {"bearer-token": (re.compile(rb"earer"), re.compile(rb"EARER"))}
-
 
 @dataclass(frozen=True)
 class Leak:
@@ -65,61 +46,14 @@ def scan(members: dict[str, bytes]) -> list[Leak]:
 
 def scan_member(name: str, data: bytes) -> list[Leak]:
     leaks = []
-    found: dict[_Need, bool] = {}  # a need two patterns share is looked for once
-
-    def has(need: _Need) -> bool:
-        if need not in found:
-            found[need] = need in data if type(need) is bytes else bool(need.search(data))
-        return found[need]
-
     for kind, pattern in PATTERNS.items():
-        if not all(has(need) for need in _NEEDS.get(kind, ())):
+        # The one pattern without a literal start tries every position: it runs only where
+        # its word is (a substring search), which most members do not hold.
+        if kind == "bearer-token" and b"earer" not in data and b"EARER" not in data:
             continue
-        hints = _HINTS.get(kind)
-        if hints and not any(has(h) for h in hints):
-            continue
-        first = pattern.search(data)  # most members hold none: no iterator for them
-        if first is None:
-            continue
-        starts = [first.start()] + [m.start() for m in pattern.finditer(data, first.end())]
+        starts = [m.start() for m in pattern.finditer(data)]
         if kind in _BOUNDED:
             starts = [s for s in starts if s == 0 or data[s - 1] not in _WORD]
         if starts:
             leaks.append(Leak(name, kind, len(starts)))
     return leaks
-
-
-class Scanner:
-    """Members scanned as they stream in. Small ones (a bundle holds thousands of short logs)
-    are first scanned together, joined by a NUL byte, which no pattern matches and which
-    bounds a word as a member's start and end do: a batch in which nothing is found holds
-    nothing, and only a batch with a finding is scanned member by member. Running every
-    pattern over each 500-byte log cost more than the patterns' work itself."""
-
-    SMALL = 64 * 1024  # a member at least this large is scanned on its own
-    BATCH = 1024 * 1024
-
-    def __init__(self) -> None:
-        self.leaks: list[Leak] = []
-        self._batch: list[tuple[str, bytes]] = []
-        self._size = 0
-
-    def add(self, name: str, data: bytes) -> None:
-        if len(data) >= self.SMALL:
-            self.leaks += scan_member(name, data)
-            return
-        self._batch.append((name, data))
-        self._size += len(data) + 1
-        if self._size >= self.BATCH:
-            self._flush()
-
-    def finish(self) -> list[Leak]:
-        self._flush()
-        return self.leaks
-
-    def _flush(self) -> None:
-        if self._batch and scan_member("", b"\0".join(data for _, data in self._batch)):
-            for name, data in self._batch:
-                self.leaks += scan_member(name, data)
-        self._batch = []
-        self._size = 0

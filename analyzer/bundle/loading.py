@@ -18,7 +18,7 @@ import tf_support_schemas as schemas
 
 from ..errors import BundleError, ExitCode
 from .archive import DEFAULT_LIMITS, Limits, members
-from .leaks import Leak, Scanner
+from .leaks import Leak, scan_member
 
 OK_STATUSES = ("ok", "truncated")
 MANIFEST = "manifest.json"
@@ -45,7 +45,6 @@ def load(path: Path, limits: Limits = DEFAULT_LIMITS) -> Loaded:
     sizes, truncation) come first; then a missing or invalid manifest; a listing that does not
     parse is raised by the reader that asks for it, in the manifest's order."""
     source = str(path)
-    scanner = Scanner()
     manifest: dict[str, Any] | None = None
     problem: BundleError | None = None
     seen_manifest = False
@@ -67,7 +66,7 @@ def load(path: Path, limits: Limits = DEFAULT_LIMITS) -> Loaded:
             early = {}
             continue
         loaded.names.add(name)
-        scanner.add(name, data)
+        loaded.leaks += scan_member(name, data)
         if manifest is not None:
             _take(loaded, plan, source, name, data)
         elif problem is None:
@@ -78,7 +77,6 @@ def load(path: Path, limits: Limits = DEFAULT_LIMITS) -> Loaded:
         raise problem
     assert manifest is not None
     loaded.manifest = manifest
-    loaded.leaks = scanner.finish()
     return loaded
 
 

@@ -18,7 +18,7 @@ from bundlekit import (
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from analyzer.bundle import Bundle, leaks, parse_json
+from analyzer.bundle import Bundle, parse_json
 from analyzer.bundle.archive import Limits, read_members
 from analyzer.bundle.leaks import scan
 from analyzer.errors import BundleError, ExitCode
@@ -86,54 +86,6 @@ def test_nesting_past_1024_levels_is_refused(depth: int) -> None:
         parse_json(raw, "m")
     assert err.value.exit_code == ExitCode.MANIFEST
     assert "nested too deeply" in str(err.value)
-
-
-# ---------------------------------------------------------------- the leak scan
-
-# Pieces of every secret shape and of what only looks like one, joined at random: the
-# scan's shortcuts (what it looks for before each pattern) must find what the patterns
-# alone find.
-_LEAK_PIECES = [
-    b"-----BEGIN RSA PRIVATE KEY-----", b"-----BEGIN PRIVATE KEY-----", b"-----BEGIN A ",
-    b"eyJabcdefghij.eyJabcdefghij.abcdefghij", b"eyJabcdefghij", b".eyJ", b"ghp_", b"gho_",
-    b"github_pat_", b"hf_", b"sk-", b"sk-proj-", b"AKIA", b"ASIA", b"ABCDEFGHIJKLMNOP", b"a1" * 20, b"_", b"-", b".", b" ",
-    b"https://hooks.slack.com/services/T", b"Tab/Bcd/", b"Authorization: Bearer ",
-    b"authorization:bearer ", b"AUTHORIZATION: BEARER ", b"BeaRer ", b"\n", b"\x00", b"\xff",
-    b" AKIAABCDEFGHIJKLMNOP ", b" hf_" + b"x" * 30 + b" ", b" sk-" + b"x" * 32 + b" ",
-    b" ghp_" + b"x" * 36 + b" ", b" github_pat_" + b"x" * 40 + b" ",
-    b"https://hooks.slack.com/services/Tab/Bcd/xyz", b"AKIAABCDEFGHIJKLMNOP", b"hf_" + b"x" * 30,
-]  # fmt: skip
-
-
-def _plain_scan(data: bytes) -> list[tuple[str, int]]:
-    """What the scan answered when it ran every pattern over every member."""
-    found = []
-    for kind, pattern in leaks.PATTERNS.items():
-        if kind == "bearer-token" and b"earer" not in data and b"EARER" not in data:
-            continue
-        starts = [m.start() for m in pattern.finditer(data)]
-        if kind in leaks._BOUNDED:
-            starts = [s for s in starts if s == 0 or data[s - 1] not in leaks._WORD]
-        if starts:
-            found.append((kind, len(starts)))
-    return found
-
-
-@settings(max_examples=1500)
-@given(pieces=st.lists(st.sampled_from(_LEAK_PIECES), max_size=30))
-def test_the_leak_scan_finds_what_its_patterns_find(pieces: list[bytes]) -> None:
-    data = b"".join(pieces)
-    assert [(x.kind, x.count) for x in scan({"m": data})] == _plain_scan(data)
-
-
-@settings(max_examples=500)
-@given(pieces=st.lists(st.lists(st.sampled_from(_LEAK_PIECES), max_size=6), max_size=8))
-def test_small_members_scanned_together_answer_as_one_by_one(pieces: list[list[bytes]]) -> None:
-    members = [(f"m{i}", b"".join(p)) for i, p in enumerate(pieces)]
-    scanner = leaks.Scanner()
-    for name, data in members:
-        scanner.add(name, data)
-    assert scanner.finish() == [leak for m in members for leak in leaks.scan_member(*m)]
 
 
 # ---------------------------------------------------------------- streaming the members

@@ -1,5 +1,5 @@
 """A parsed CEL expression turned into nested Python closures that work on the bundle's own
-objects: no value is converted or copied to evaluate it, so a rule over 10,000 pods costs what
+objects: no value is converted or copied to evaluate it, so a rule over many pods costs what
 its expression touches, not what the pods weigh.
 
 Errors follow CEL: `&&`, `||`, `all` and `exists` absorb an error when the other side
