@@ -101,12 +101,10 @@ class Bundle:
         self._loaded = loaded
         self._leaks = sorted(loaded.leaks, key=lambda leak: leak.member)
         self._objects: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
-        self._by_kind_name: dict[tuple[str, str, str], dict[str, Any]] = {}
         self._events: dict[tuple[str, str, str], list[dict[str, Any]]] = defaultdict(list)
         self._logs: dict[tuple[str, str, str, bool, str | None], Log] = {}
         self._exec: dict[tuple[str, str, str, str], ExecOutput] = {}
         self._documents: dict[str, tuple[Any, str, str]] = {}  # helm, metrics
-        self._by_id = {a["id"]: a for a in self.artifacts}
         self._indexes: dict[tuple[str, str], ObjectIndex] = {}
         self._queries: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
         self._coverage: dict[tuple[str, str, str | None], Coverage] = {}
@@ -177,8 +175,6 @@ class Bundle:
                 continue
             obj.setdefault("kind", art.get("kind", ""))
             self._objects[key].append(obj)
-            meta = obj["metadata"]
-            self._by_kind_name[(obj["kind"], meta.get("namespace", ""), meta.get("name", ""))] = obj
             if obj["kind"] == "Event":
                 inv = obj.get("involvedObject") or obj.get("regarding") or {}
                 self._events[
@@ -262,9 +258,6 @@ class Bundle:
             self._queries[key] = found
         return list(found)
 
-    def get(self, kind: str, name: str, namespace: str = "") -> dict[str, Any] | None:
-        return self._by_kind_name.get((kind, namespace, name))
-
     def events_for(self, obj: dict[str, Any]) -> list[dict[str, Any]]:
         meta = obj.get("metadata") or {}
         found = self._events.get(
@@ -301,11 +294,6 @@ class Bundle:
     def document(self, kind: str) -> tuple[Any, str, str]:
         """(data, status, message) of the Helm release projection or the metrics answer."""
         return self._documents.get(kind, (None, "not_collected", f"no {kind} step in this bundle"))
-
-    def status_of(self, artifact_id: str) -> tuple[str, str] | None:
-        """(status, message) of one artifact by its manifest id."""
-        art = self._by_id.get(artifact_id)
-        return (art["status"], art.get("message", "")) if art else None
 
     def coverage(self, resource: str, *, group: str = "", namespace: str | None = None) -> Coverage:
         """Was `resource` (in `namespace`, or everywhere) collected? The reason if not."""

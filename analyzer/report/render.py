@@ -12,7 +12,6 @@ from typing import Any
 
 import jinja2
 import markupsafe
-import orjson
 
 from k8s.printing import table_text
 
@@ -89,12 +88,7 @@ def _script() -> tuple[str, markupsafe.Markup]:
 
 def render(report: dict[str, Any], fmt: str) -> str:
     if fmt == "json":
-        # The standard library's layout: 2 spaces, sorted keys, UTF-8.
-        try:
-            text = orjson.dumps(report, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS)
-            return text.decode() + "\n"
-        except TypeError:  # what orjson cannot write (an integer beyond 64 bits, say)
-            return json.dumps(report, indent=2, ensure_ascii=False, sort_keys=True) + "\n"
+        return json.dumps(report, indent=2, ensure_ascii=False, sort_keys=True) + "\n"
     strings = Strings(STRINGS[report["lang"]])
     template = _ENV.get_template(f"report.{fmt}.j2")
     if fmt == "md":

@@ -228,7 +228,9 @@ def test_reader_accessors_for_exec_and_status(tmp_path: Path) -> None:
     (out,) = bundle.exec_outputs("ml-team", "p", "limits-not-enforced/ld-preload")
     assert out.container == "c" and out.argv == ("cat", "/etc/ld.so.preload") and out.exit_code == 0
     assert out.text == "/tensor-fusion-limiter/libcuda_limiter.so\n"
-    assert bundle.status_of("log:x") == ("timeout", "no answer within 30s")
+    assert [(a["id"], a["message"]) for a in bundle.failed_artifacts()] == [
+        ("log:x", "no answer within 30s")
+    ]
     assert bundle.log("n", "q", "c").collected is False
 
 

@@ -199,8 +199,7 @@ def test_describe_pending_pod_events_match(cluster) -> None:
     kubeconfig, bundle = cluster
     ns, name = PENDING
     out = kubectl(kubeconfig, "describe", "pod", name, "-n", ns)
-    pod = bundle.get("Pod", name, ns)
-    assert pod is not None
+    (pod,) = bundle.objects("pods", namespace=ns, fields=f"metadata.name={name}")
     reasons = {e["reason"] for e in bundle.events_for(pod)}
     assert {"GPUQuotaOrCapacityNotEnough", "FailedScheduling"} <= reasons
     events_part = out.split("Events:", 1)[1]
