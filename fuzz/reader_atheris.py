@@ -1,4 +1,4 @@
-"""A coverage-guided fuzzer for the bundle reader (analyzer/archive.py, analyzer/bundle.py).
+"""A coverage-guided fuzzer for the bundle reader (analyzer/bundle/).
 
 The property is the one tests/fuzz/test_reader_fuzz.py checks on Hypothesis's input:
 `Bundle.open` opens the input or refuses it with a BundleError carrying one of the reader's

@@ -8,6 +8,8 @@ import tarfile
 from pathlib import Path
 from typing import Any
 
+from analyzer.bundle.archive import DEFAULT_LIMITS, Limits, members
+from analyzer.bundle.leaks import Leak, scan_member
 from collector.bundle import BundleWriter, dump_json, log_member, objects_member
 
 try:
@@ -181,3 +183,13 @@ def operator_pod(name: str, last_reason: str | None, restarts: int = 4) -> dict:
         },
         "status": {"phase": "Running", "containerStatuses": [cs]},
     }
+
+
+def read_members(source: Path, limits: Limits = DEFAULT_LIMITS) -> dict[str, bytes]:
+    """Every member of a bundle (a .tar.zst file or its directory), by its path."""
+    return dict(members(source, limits))
+
+
+def scan(found: dict[str, bytes]) -> list[Leak]:
+    """What the analyzer's leak scan finds in these members, in member order."""
+    return [leak for name in sorted(found) for leak in scan_member(name, found[name])]

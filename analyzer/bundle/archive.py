@@ -50,11 +50,6 @@ def members(source: Path, limits: Limits = DEFAULT_LIMITS) -> Iterator[tuple[str
         yield from _read_tar_zst(source, raw, limits)
 
 
-def read_members(source: Path, limits: Limits = DEFAULT_LIMITS) -> dict[str, bytes]:
-    """Every regular member of a bundle, by its relative POSIX path."""
-    return dict(members(source, limits))
-
-
 def check_member_name(name: str) -> str:
     """The normalised member name, or BundleError for names that could escape."""
     if name.startswith("/") or (len(name) > 1 and name[1] == ":"):

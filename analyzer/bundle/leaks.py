@@ -40,10 +40,6 @@ class Leak:
     count: int
 
 
-def scan(members: dict[str, bytes]) -> list[Leak]:
-    return [leak for name in sorted(members) for leak in scan_member(name, members[name])]
-
-
 def scan_member(name: str, data: bytes) -> list[Leak]:
     leaks = []
     for kind, pattern in PATTERNS.items():

@@ -15,13 +15,14 @@ from bundlekit import (
     make_bundle,
     manifest_member,
     raw_tar_zst,
+    read_members,
+    scan,
 )
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from analyzer.bundle import Bundle, parse_json
-from analyzer.bundle.archive import Limits, read_members
-from analyzer.bundle.leaks import scan
+from analyzer.bundle.archive import Limits
 from analyzer.errors import BundleError, ExitCode
 
 SAMPLES = sorted((Path(__file__).parents[2] / "sample_bundles").glob("*.tar.zst"))

@@ -372,7 +372,7 @@ def test_exec_helm_and_grep_bindings(tmp_path: Path) -> None:
     ],
 )
 def test_a_secret_counts_at_a_word_start_only(value: str, kind: str) -> None:
-    from analyzer.bundle.leaks import scan
+    from bundlekit import scan
 
     found = {"m": f'token="{value}" {value}\n{value}'.encode()}
     assert [(x.kind, x.count) for x in scan(found)] == [(kind, 3)]

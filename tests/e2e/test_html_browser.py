@@ -13,11 +13,11 @@ import json
 from pathlib import Path
 
 import pytest
+from bundlekit import read_members
 from PIL import Image, ImageStat
 from playwright.sync_api import Page, sync_playwright
 
 from analyzer.bundle import Bundle
-from analyzer.bundle.archive import read_members
 from analyzer.report.build import build_report
 from analyzer.report.render import render
 from analyzer.rules.engine import analyze

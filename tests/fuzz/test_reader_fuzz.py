@@ -18,7 +18,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from bundlekit import base_manifest, file_member, make_bundle, operator_pod, raw_tar
+from bundlekit import base_manifest, file_member, make_bundle, operator_pod, raw_tar, read_members
 from fuzzkit import fuzz_settings
 from hypothesis import event, example, given
 from hypothesis import strategies as st
@@ -27,7 +27,7 @@ from schemakit import mutate
 
 import tf_support_schemas as schemas
 from analyzer.bundle import Bundle
-from analyzer.bundle.archive import DEFAULT_LIMITS, Limits, read_members
+from analyzer.bundle.archive import DEFAULT_LIMITS, Limits
 from analyzer.errors import BundleError, ExitCode
 
 try:

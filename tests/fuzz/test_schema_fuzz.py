@@ -10,13 +10,13 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from bundlekit import read_members
 from fuzzkit import fuzz_settings
 from hypothesis import given
 from hypothesis import strategies as st
 from schemakit import assert_validators_agree, graft, json_values, mutate, property_names
 
 import tf_support_schemas as schemas
-from analyzer.bundle.archive import read_members
 from analyzer.rules.loading import Loader, default_rules_dir
 
 ROOT = Path(__file__).resolve().parents[2]

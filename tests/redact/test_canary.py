@@ -17,9 +17,9 @@ import tarfile
 from pathlib import Path
 
 import pytest
+from bundlekit import scan
 
 from analyzer.bundle import Bundle
-from analyzer.bundle.leaks import scan
 from emulator.scenario import load_scenario
 from emulator.server import Emulator
 
