@@ -73,9 +73,6 @@ class Analysis:
             out.extend(root.children)
         return out
 
-    def by_outcome(self, outcome: str) -> list[RuleResult]:
-        return [r for r in self.results if r.outcome == outcome]
-
     def worst_severity(self) -> str | None:
         sev = [f.severity for f in self.findings()]
         return min(sev, key=severity_rank) if sev else None

@@ -1,5 +1,5 @@
-"""The console entry point ends the process as soon as the output is out (without freeing the
-bundle object by object): everything written must still arrive, with the right exit code."""
+"""The console entry point, as a user runs it: a piped report arrives whole with the exit code of
+its findings, and errors are one line with their own exit code."""
 
 from __future__ import annotations
 
