@@ -12,10 +12,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from backports import zstd
 
 from .errors import ConfigError
+
+if TYPE_CHECKING:  # bundle.py imports this module
+    from .bundle import BundleWriter
 
 DEFAULT_MAX_SIZE = 20_000_000  # what every mail service and GitHub accept as an attachment
 ESTIMATE_LEVEL = 3
@@ -88,6 +92,32 @@ def plan_trim(fixed: int, logs: dict[str, LogSize], max_size: int) -> dict[str, 
             ratio = s.raw / s.compressed if s.compressed else 1.0
             keep[member] = int(cap * ratio)
     return keep
+
+
+def fit(writer: BundleWriter, artifacts: list[dict[str, Any]], max_size: int | None) -> None:
+    """Over `max_size`, leave out the oldest lines of the largest staged logs, and record
+    the trimming on their artifacts."""
+    staged = writer.staged()
+    if max_size is None or sum(staged.values()) <= max_size * (1 - HEADROOM):
+        return  # even uncompressed it fits
+    logs = {
+        a["paths"][0]: a
+        for a in artifacts
+        if a["type"] == "log" and len(a.get("paths") or ()) == 1 and a["paths"][0] in staged
+    }
+    fixed = sum(estimate(writer.read_staged(m)) for m in staged if m not in logs)
+    sizes = {m: LogSize(staged[m], estimate(writer.read_staged(m))) for m in logs}
+    for member, max_bytes in sorted(plan_trim(fixed, sizes, max_size).items()):
+        dropped = writer.trim_to_newest(member, max_bytes)
+        if not dropped:
+            continue
+        art = logs[member]
+        art["lines"] = max(0, art.get("lines", 0) - dropped)
+        art["trimmed_lines"] = dropped
+        note = f"oldest {dropped} lines left out to fit --max-size {max_size} bytes"
+        art["message"] = f"{art['message']}; {note}" if art.get("message") else note
+        if art["status"] == "ok":
+            art["status"] = "truncated"
 
 
 def newest_lines(data: bytes, max_bytes: int) -> tuple[bytes, int]:

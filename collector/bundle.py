@@ -78,7 +78,7 @@ def dump_json(obj: Any) -> bytes:
     """Sorted JSON, one top-level key per line and one list item per line.
 
     Line-per-item keeps two bundles diffable object by object and lets the C encoder do the
-    work (an indented dump of 10,000 objects is the slowest step of a large collection).
+    work (with `indent`, the json module falls back to its pure-Python encoder).
     """
     if not isinstance(obj, dict) or not obj:
         return (_compact(obj) + "\n").encode()

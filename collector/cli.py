@@ -1,7 +1,7 @@
 """tf-collect: the thin command line over `collector.run.collect` (and `tf-collect redact`).
 
-`tf-collect [options]` collects, exactly as before there were subcommands: the command is a
-click group that runs the collection when no subcommand is named.
+`tf-collect [options]` collects: the command is a click group that runs the collection when
+no subcommand is named.
 """
 
 from __future__ import annotations

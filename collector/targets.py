@@ -1,8 +1,9 @@
 """Which pods need the per-symptom checks, found from the baseline without being told.
 
-TF components are found by the `tensor-fusion.ai/component` label, never by name (hypervisor
-pods were `tf-hypervisor-<node>` in older builds). Workloads are pods carrying any
-`tensor-fusion.ai/` label or annotation, or requesting `nvidia.com/gpu`.
+TF components are found by the `tensor-fusion.ai/component` label, never by name (names
+differ across TensorFusion versions: a hypervisor pod may be `tf-hypervisor-<node>`).
+Workloads are pods carrying any `tensor-fusion.ai/` label or annotation, or requesting
+`nvidia.com/gpu`.
 """
 
 from __future__ import annotations
@@ -51,6 +52,17 @@ def requests_native_gpu(pod: dict[str, Any]) -> bool:
     return False
 
 
+def needs_attention(pod: dict[str, Any]) -> bool:
+    """Unhealthy or restarted pods, and remote workers (their logs explain client errors)."""
+    if unhealthy_reason(pod):
+        return True
+    status = pod.get("status") or {}
+    if any(cs.get("restartCount", 0) > 0 for cs in status.get("containerStatuses") or []):
+        return True
+    annotations = (pod.get("metadata") or {}).get("annotations") or {}
+    return component(pod) == "worker" and annotations.get("tensor-fusion.ai/is-local-gpu") != "true"
+
+
 def stuck_in_init(pod: dict[str, Any]) -> list[str]:
     """Init containers of a pod that has not finished initialising (they hold the reason)."""
     status = pod.get("status") or {}
@@ -72,6 +84,15 @@ def image_pull_failing(pod: dict[str, Any]) -> bool:
         if reason in ("ImagePullBackOff", "ErrImagePull"):
             return True
     return False
+
+
+def parse_refs(specs: Iterable[str]) -> list[PodRef]:
+    """Pods given as "namespace/name" (--pod)."""
+    refs = []
+    for spec in specs:
+        ns, _, name = spec.partition("/")
+        refs.append(PodRef(ns, name))
+    return refs
 
 
 @dataclass(frozen=True)

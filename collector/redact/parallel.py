@@ -8,8 +8,8 @@ tag collision with a value another worker saw (two values whose tags share their
 digits); the merge detects it and the whole job is redone serially, so the output is always
 what a single process would have written.
 
-Why it exists: the regex engine is single-threaded and the GIL keeps threads from helping;
-on a 2-core machine two processes almost double throughput (bench/redact_throughput.py).
+Why it exists: the regex engine is single-threaded and the GIL keeps threads from helping,
+so only processes put more than one core to work (bench/redact_throughput.py measures it).
 """
 
 from __future__ import annotations
