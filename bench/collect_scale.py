@@ -29,13 +29,28 @@ from typing import Any
 import yaml
 
 from emulator.cluster import ClusterData, LogKey
-from emulator.server import Emulator
+from emulator.server import Emulator, Reply, Target
+from emulator.transport import Answer
 from k8s.types import crd_type
 
 ROOT = Path(__file__).resolve().parents[1]
 NS = "tensor-fusion-sys"
 T0 = "2026-11-30T08:00:00Z"
 KUBECTL = "/usr/bin/kubectl"
+
+
+class Latency:
+    """Every routed request answered after `seconds`, as from a server across a network."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+
+    def answer(self, target: Target, reply: Reply) -> Answer:
+        time.sleep(self.seconds)
+        return reply()
+
+    def denies(self, target: Target) -> bool:
+        return False
 
 
 def _meta(name: str, ns: str | None = None, **extra: Any) -> dict[str, Any]:
@@ -285,10 +300,12 @@ def main() -> None:
     ap.add_argument("--no-kubectl", action="store_true", help="skip the serial kubectl script")
     args = ap.parse_args()
     data = generate(args.nodes, args.gpus_per_node, args.pods)
-    with tempfile.TemporaryDirectory() as tmp, Emulator(data) as emu:
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        Emulator(data, intercept=Latency(args.latency)) as emu,
+    ):
         kubeconfig = Path(tmp) / "kubeconfig"
         emu.write_kubeconfig(kubeconfig)
-        emu.faults.latency = args.latency
         before = emu.requests
         server_cpu0 = _cpu(resource.RUSAGE_SELF)
         t0 = time.monotonic()

@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+from faultkit import FaultyEmulator
 from scenariokit import SAMPLES, tf_collect
 
 from analyzer.bundle import Bundle
@@ -28,7 +29,7 @@ except ImportError:
 
 @pytest.fixture()
 def emulator(tmp_path: Path):
-    with Emulator(load_scenario(SAMPLES / "healthy")) as emu:
+    with FaultyEmulator(load_scenario(SAMPLES / "healthy")) as emu:
         emu.kubeconfig = tmp_path / "kubeconfig"
         emu.write_kubeconfig(emu.kubeconfig)
         yield emu

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 from emulatorkit import TF_EXEC
+from faultkit import FaultyEmulator
 from kubernetes import client, config
 
 from collector.execs import CONTAINER_CHECKS, NODE_CHECKS, ExecCheck, ExecResult, run_exec
@@ -34,7 +35,7 @@ def _check(check_id: str) -> ExecCheck:
 
 
 @pytest.fixture(scope="module")
-def emulator() -> Iterator[Emulator]:
+def emulator() -> Iterator[FaultyEmulator]:
     data = load_scenario(TF_EXEC)
     # Every check answers in the workload and the hypervisor, each with its own output.
     for check in CONTAINER_CHECKS:
@@ -48,12 +49,12 @@ def emulator() -> Iterator[Emulator]:
     data.execs[ExecKey(NS, POD, APP, tuple(BIG))] = ExecReply(
         stdout="".join(f"{i}\n" for i in range(200000)), stderr="never read\n"
     )
-    with Emulator(data) as emu:
+    with FaultyEmulator(data) as emu:
         yield emu
 
 
 @pytest.fixture(autouse=True)
-def _clean_faults(emulator: Emulator) -> Iterator[None]:
+def _clean_faults(emulator: FaultyEmulator) -> Iterator[None]:
     yield
     emulator.faults.clear()
 
@@ -105,7 +106,7 @@ def test_truncated_stops_reading_at_max_bytes(api_client: client.ApiClient) -> N
     assert _settled()
 
 
-def test_forbidden(api_client: client.ApiClient, emulator: Emulator) -> None:
+def test_forbidden(api_client: client.ApiClient, emulator: FaultyEmulator) -> None:
     emulator.faults.add(resource="pods", verb="exec", namespace=NS, status=403)
     result = run_exec(api_client, NS, POD, APP, ["cat", "/etc/ld.so.preload"], timeout=5)
     assert (result.status, result.exit_code) == ("forbidden", None)
@@ -138,7 +139,9 @@ def test_commands_that_never_ran_are_errors(api_client: client.ApiClient) -> Non
     assert (shell.status, shell.exit_code, shell.stderr) == ("ok", 127, "sh: lsmod: not found\n")
 
 
-def test_timeout_when_the_command_hangs(api_client: client.ApiClient, emulator: Emulator) -> None:
+def test_timeout_when_the_command_hangs(
+    api_client: client.ApiClient, emulator: FaultyEmulator
+) -> None:
     emulator.faults.add(resource="pods", verb="exec", hang=True)
     started = time.monotonic()
     result = run_exec(api_client, NS, POD, APP, ["cat", "/etc/ld.so.preload"], timeout=0.5)
@@ -150,7 +153,7 @@ def test_timeout_when_the_command_hangs(api_client: client.ApiClient, emulator: 
 
 
 def test_timeout_when_the_handshake_is_slow(
-    api_client: client.ApiClient, emulator: Emulator
+    api_client: client.ApiClient, emulator: FaultyEmulator
 ) -> None:
     emulator.faults.add(resource="pods", verb="exec", latency=0.8, count=1)
     started = time.monotonic()

@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 from bundlekit import pseudonymise
+from faultkit import FaultyEmulator
 from scenariokit import SAMPLE_ENV, SAMPLES, tf_collect
 
 from analyzer.bundle import Bundle
@@ -95,7 +96,7 @@ def test_random_faults(seed: int, clean: dict[str, str], tmp_path: Path) -> None
         kind = list_kinds[(2 * seed + i) % len(list_kinds)] if i < 2 else rng.choice(list_kinds)
         targets.append((("list", resource, None), kind))
     targets.append((("log", "pods", rng.choice(log_pods)), LOG_KINDS[seed % len(LOG_KINDS)]))
-    with Emulator(data) as emu:
+    with FaultyEmulator(data) as emu:
         for (verb, resource, name), kind in targets:
             emu.faults.add(resource=resource, verb=verb, name=name, **KINDS[kind][0])
         out = tmp_path / "b.tar.zst"
@@ -133,7 +134,7 @@ def test_random_faults(seed: int, clean: dict[str, str], tmp_path: Path) -> None
 
 def test_api_server_going_away_mid_run(tmp_path: Path) -> None:
     data = load_scenario(SAMPLES / "healthy")
-    emu = Emulator(data).start()
+    emu = FaultyEmulator(data).start()
     # Slow answers, so the run is surely under way when the server goes.
     emu.faults.latency = 0.2
     kubeconfig = emu.write_kubeconfig(tmp_path / "kubeconfig")

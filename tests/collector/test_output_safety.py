@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+from faultkit import FaultyEmulator
 from scenariokit import SAMPLES, tf_collect
 
 from emulator.scenario import load_scenario
@@ -21,7 +22,7 @@ from emulator.server import Emulator
 
 @pytest.fixture(scope="module")
 def emulator(tmp_path_factory: pytest.TempPathFactory):
-    with Emulator(load_scenario(SAMPLES / "healthy")) as emu:
+    with FaultyEmulator(load_scenario(SAMPLES / "healthy")) as emu:
         emu.kubeconfig = emu.write_kubeconfig(tmp_path_factory.mktemp("kube") / "config")
         emu.faults.latency = 0.05  # a run of a couple of seconds, to interrupt anywhere in it
         yield emu

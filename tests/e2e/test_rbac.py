@@ -8,18 +8,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from faultkit import FaultyEmulator
 from scenariokit import SAMPLES, analyze_json, collect_scenario, first_root
 
 from analyzer.bundle import Bundle
 from emulator.scenario import load_scenario
-from emulator.server import Emulator
 
 NS = "tensor-fusion-sys"
 SCENARIO = "controller-bad-config"
 
 
 def test_namespace_scoped_user(tmp_path: Path) -> None:
-    emu = Emulator(load_scenario(SAMPLES / SCENARIO))
+    emu = FaultyEmulator(load_scenario(SAMPLES / SCENARIO))
     emu.faults.add(status=403, outside=(NS, "ml-team"))
     proc, bundle_path, _ = collect_scenario(
         SCENARIO, tmp_path, "--workload-namespace", "ml-team", emulator=emu

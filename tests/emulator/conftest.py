@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from emulatorkit import TF_BASIC, Kubectl, make_kubectl
+from faultkit import FaultyEmulator
 
 from emulator.cluster import ClusterData
 from emulator.scenario import load_scenario
@@ -19,8 +20,8 @@ def tf_data() -> ClusterData:
 
 
 @pytest.fixture(scope="module")
-def emulator(tf_data: ClusterData) -> Iterator[Emulator]:
-    with Emulator(tf_data) as emu:
+def emulator(tf_data: ClusterData) -> Iterator[FaultyEmulator]:
+    with FaultyEmulator(tf_data) as emu:
         yield emu
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from faultkit import FaultyEmulator
 from kubernetes import client, config
 from kubernetes.client.rest import ApiException
 
@@ -182,7 +183,7 @@ def test_only_helm_release_secrets_are_ever_served(tf_data: ClusterData) -> None
         assert exc.value.status == 404
 
 
-def test_access_review(api_client: client.ApiClient, emulator: Emulator) -> None:
+def test_access_review(api_client: client.ApiClient, emulator: FaultyEmulator) -> None:
     auth = client.AuthorizationV1Api(api_client)
 
     def allowed(verb: str, resource: str, group: str = "") -> bool:
@@ -272,7 +273,7 @@ def test_log_of_single_container_pod_needs_no_container(
 # --- faults ----------------------------------------------------------------------------------
 
 
-def test_forbidden_fault(api_client: client.ApiClient, emulator: Emulator) -> None:
+def test_forbidden_fault(api_client: client.ApiClient, emulator: FaultyEmulator) -> None:
     emulator.faults.add(resource="gpus", verb="list", status=403)
     custom = client.CustomObjectsApi(api_client)
     with pytest.raises(ApiException) as exc:
@@ -289,7 +290,7 @@ def test_forbidden_fault(api_client: client.ApiClient, emulator: Emulator) -> No
 
 
 def test_forbidden_messages_for_namespaced_get_and_log(
-    core: client.CoreV1Api, emulator: Emulator
+    core: client.CoreV1Api, emulator: FaultyEmulator
 ) -> None:
     emulator.faults.add(resource="pods", verb="log", namespace=TFS, status=403)
     emulator.faults.add(resource="pods", verb="get", name=CONTROLLER_POD, status=403)
@@ -308,7 +309,9 @@ def test_forbidden_messages_for_namespaced_get_and_log(
     assert core.read_namespaced_pod("hypervisor-gpu-node-1", TFS)  # other names pass
 
 
-def test_too_many_requests_with_retry_after(core: client.CoreV1Api, emulator: Emulator) -> None:
+def test_too_many_requests_with_retry_after(
+    core: client.CoreV1Api, emulator: FaultyEmulator
+) -> None:
     emulator.faults.add(resource="pods", verb="list", status=429, retry_after=7)
     with pytest.raises(ApiException) as exc:
         core.list_namespaced_pod(TFS)
@@ -320,7 +323,7 @@ def test_too_many_requests_with_retry_after(core: client.CoreV1Api, emulator: Em
 
 
 def test_count_limits_a_fault_to_the_first_calls(
-    core: client.CoreV1Api, emulator: Emulator
+    core: client.CoreV1Api, emulator: FaultyEmulator
 ) -> None:
     fault = emulator.faults.add(resource="pods", verb="list", status=500, count=1)
     with pytest.raises(ApiException) as exc:
@@ -335,7 +338,7 @@ def test_count_limits_a_fault_to_the_first_calls(
     ("code", "reason"), [(404, "NotFound"), (503, "ServiceUnavailable"), (504, "Timeout")]
 )
 def test_other_fault_codes(
-    core: client.CoreV1Api, emulator: Emulator, code: int, reason: str
+    core: client.CoreV1Api, emulator: FaultyEmulator, code: int, reason: str
 ) -> None:
     emulator.faults.add(resource="pods", verb="get", status=code, count=1)
     with pytest.raises(ApiException) as exc:
@@ -343,7 +346,7 @@ def test_other_fault_codes(
     assert (exc.value.status, _status(exc.value)["reason"]) == (code, reason)
 
 
-def test_latency(core: client.CoreV1Api, emulator: Emulator) -> None:
+def test_latency(core: client.CoreV1Api, emulator: FaultyEmulator) -> None:
     core.list_namespaced_pod(TFS)  # warm the connection
     started = time.monotonic()
     core.list_namespaced_pod(TFS)
@@ -359,7 +362,7 @@ def test_latency(core: client.CoreV1Api, emulator: Emulator) -> None:
     assert time.monotonic() - started >= 0.2
 
 
-def test_hang_fault_times_out_the_client(emulator: Emulator) -> None:
+def test_hang_fault_times_out_the_client(emulator: FaultyEmulator) -> None:
     emulator.faults.add(resource="pods", verb="list", hang=True, count=1)
     conn = http.client.HTTPConnection(emulator.host, emulator.port, timeout=0.3)
     conn.request("GET", f"/api/v1/namespaces/{TFS}/pods")

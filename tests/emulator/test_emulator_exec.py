@@ -14,12 +14,14 @@ from typing import Any
 import pytest
 import websocket
 from emulatorkit import TF_BASIC, TF_EXEC, Kubectl
+from faultkit import FaultyEmulator
 from kubernetes import client, config
 from kubernetes.stream import stream
 
 from emulator.cluster import ExecKey, ExecReply
+from emulator.execs import websocket_accept
 from emulator.scenario import ScenarioError, load_scenario
-from emulator.server import Emulator, websocket_accept
+from emulator.server import Emulator
 
 POD = "chat-7c9d8f6b5-q2w4e"
 PRELOAD = "/tensor-fusion-limiter/libcuda_limiter.so\n"
@@ -27,13 +29,13 @@ EXEC_PATH = f"/api/v1/namespaces/ml/pods/{POD}/exec"
 
 
 @pytest.fixture(scope="module")
-def emulator() -> Iterator[Emulator]:
+def emulator() -> Iterator[FaultyEmulator]:
     # Overrides conftest's tf-basic emulator: kubeconfig, kubectl and fault cleaning follow it.
     data = load_scenario(TF_EXEC)
     data.execs[ExecKey("ml", POD, "app", ("seq", "100000"))] = ExecReply(
         stdout="".join(f"{i}\n" for i in range(1, 100001))
     )
-    with Emulator(data) as emu:
+    with FaultyEmulator(data) as emu:
         yield emu
 
 
@@ -95,7 +97,7 @@ def test_kubectl_exec_of_unrecorded_commands(kubectl: Kubectl) -> None:
     assert 'exec: "ldconfig": executable file not found in $PATH: unknown' in direct.stderr
 
 
-def test_kubectl_exec_refusals(kubectl: Kubectl, emulator: Emulator) -> None:
+def test_kubectl_exec_refusals(kubectl: Kubectl, emulator: FaultyEmulator) -> None:
     crashing = kubectl("exec", "llm-inference-7d9f8b6c4-abcde", "-n", "ml", "--", "cat", "/x")
     assert crashing.returncode == 1
     assert crashing.stderr == (
@@ -265,7 +267,7 @@ def test_discovery_lists_pods_exec(emulator: Emulator) -> None:
     } in core["resources"]
 
 
-def test_exec_faults_latency_and_hang(emulator: Emulator) -> None:
+def test_exec_faults_latency_and_hang(emulator: FaultyEmulator) -> None:
     emulator.faults.add(resource="pods", verb="exec", latency=0.3, count=1)
     started = time.monotonic()
     ws = _ws(emulator, "command=cat&command=/etc/ld.so.preload&container=app&stdout=true")

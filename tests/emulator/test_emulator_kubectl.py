@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from emulatorkit import Kubectl, make_kubectl
+from faultkit import FaultyEmulator
 
 from emulator.cluster import ClusterData
 from emulator.scenario import version_info
@@ -249,7 +250,7 @@ def test_nodes_events_and_write_refused(kubectl: Kubectl) -> None:
     assert "MethodNotAllowed" in refused.stderr
 
 
-def test_forbidden_fault_as_kubectl_shows_it(emulator: Emulator, kubectl: Kubectl) -> None:
+def test_forbidden_fault_as_kubectl_shows_it(emulator: FaultyEmulator, kubectl: Kubectl) -> None:
     emulator.faults.add(resource="gpus", verb="list", status=403)
     proc = kubectl("get", "gpus")
     assert proc.returncode == 1
