@@ -112,7 +112,7 @@ def parse_json(raw: bytes, what: str, strings: dict[str, str] | None = None) -> 
     like any other invalid JSON (a hostile bundle, never a traceback). With `strings`, each
     string value of an object is the first equal one met (the parser shares keys itself)."""
     try:
-        return json.loads(raw, object_pairs_hook=None if strings is None else _sharing(strings))
+        return json.loads(raw, object_hook=None if strings is None else _sharing(strings))
     except RecursionError:
         raise BundleError(
             f"{what} is nested too deeply to be a bundle member", ExitCode.MANIFEST
@@ -121,11 +121,14 @@ def parse_json(raw: bytes, what: str, strings: dict[str, str] | None = None) -> 
         raise BundleError(f"{what} is not valid JSON ({exc})", ExitCode.MANIFEST) from exc
 
 
-def _sharing(strings: dict[str, str]) -> Callable[[list[tuple[str, Any]]], dict[str, Any]]:
+def _sharing(strings: dict[str, str]) -> Callable[[dict[str, Any]], dict[str, Any]]:
     same = strings.setdefault
 
-    def shared(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-        return {k: same(v, v) if type(v) is str else v for k, v in pairs}
+    def shared(obj: dict[str, Any]) -> dict[str, Any]:
+        for key, value in obj.items():
+            if type(value) is str:
+                obj[key] = same(value, value)  # a value replaced: the keys stay as they are
+        return obj
 
     return shared
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import jinja2
 import yaml
-from jinja2 import meta as jinja_meta
+from jinja2 import nodes as jinja_nodes
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 import tf_support_schemas as schemas
@@ -263,7 +263,13 @@ def _template(rel: str, where: str, source: str, names: set[str]) -> Text:
             parsed = TEMPLATES.parse(source)
         except jinja2.TemplateSyntaxError as exc:
             raise RuleLoadError(f"{rel}: {where}: invalid template: {exc.message}") from exc
-        unknown = sorted(jinja_meta.find_undeclared_variables(parsed) - names)
+        # Every name a template reads is a rule var, `tf`, `object`, or one it binds itself
+        # (a loop's variables and `loop`, a set): what else it reads is a typo.
+        found = list(parsed.find_all(jinja_nodes.Name))
+        bound = {n.name for n in found if n.ctx != "load"} | set(TEMPLATES.globals)
+        if parsed.find(jinja_nodes.For) is not None:
+            bound.add("loop")
+        unknown = sorted({n.name for n in found if n.ctx == "load"} - bound - names)
         if unknown:
             raise RuleLoadError(
                 f"{rel}: {where}: unknown template variable(s) {', '.join(unknown)}"

@@ -51,6 +51,10 @@ BAD = {
         {**GOOD, "fix": {"en": "{{ nope }}", "zh": "x"}},
         "fix.en: unknown template variable(s) nope",
     ),
+    "template variable in a branch": (
+        {**GOOD, "fix": {"en": "{% if object.name %}{{ nope }}{% endif %}", "zh": "x"}},
+        "fix.en: unknown template variable(s) nope",
+    ),
     "template syntax": ({**GOOD, "fix": {"en": "{% if %}", "zh": "x"}}, "fix.en: invalid template"),
     "logs of non-subject": (
         {**GOOD, "with": {"log": {"logs": "other"}}},
@@ -71,6 +75,13 @@ BAD = {
     "let is invalid CEL": ({**GOOD, "let": {"a": "1 +"}}, "let.a: invalid CEL"),
     "unknown function": ({**GOOD, "when": "nosuch(pod)"}, "undeclared function 'nosuch'"),
 }
+
+
+def test_names_a_template_binds_itself_are_known(tmp_path: Path) -> None:
+    text = "{% for x in xs %}{{ loop.index }}: {{ x }}{% endfor %}{% set y = 1 %}{{ y }}"
+    data = {**GOOD, "vars": {"xs": "[1, 2]"}, "fix": {"en": text, "zh": "x"}}
+    (rule,) = load_rules(_write(tmp_path, data))
+    assert rule.texts["fix"]["en"].render({"xs": [5, 6]}) == "1: 52: 61"
 
 
 def test_logs_of_the_pods_a_where_binding_picks_load(tmp_path: Path) -> None:
