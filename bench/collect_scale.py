@@ -19,7 +19,6 @@ import argparse
 import os
 import resource
 import subprocess
-import sys
 import tempfile
 import time
 import uuid
@@ -29,6 +28,7 @@ from typing import Any
 import yaml
 
 from emulator.cluster import ClusterData, LogKey
+from emulator.collect import tf_collect
 from emulator.server import Emulator, Reply, Target
 from emulator.transport import Answer
 from k8s.types import crd_type
@@ -309,22 +309,16 @@ def main() -> None:
         before = emu.requests
         server_cpu0 = _cpu(resource.RUSAGE_SELF)
         t0 = time.monotonic()
-        proc = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "collector",
-                "--kubeconfig",
-                str(kubeconfig),
-                "-o",
-                str(Path(tmp) / "b.tar.zst"),
-                "--concurrency",
-                str(args.concurrency),
-                "--qps",
-                str(args.qps),
-            ],
-            capture_output=True,
-            text=True,
+        proc = tf_collect(
+            "--kubeconfig",
+            str(kubeconfig),
+            "-o",
+            str(Path(tmp) / "b.tar.zst"),
+            "--concurrency",
+            str(args.concurrency),
+            "--qps",
+            str(args.qps),
+            timeout=3600,
         )
         collect_s = time.monotonic() - t0
         server_cpu = _cpu(resource.RUSAGE_SELF) - server_cpu0

@@ -9,12 +9,10 @@ Each scenario source sample_bundles/<name>/ becomes sample_bundles/<name>.tar.zs
 
 from __future__ import annotations
 
-import os
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
+from emulator.collect import collect
 from emulator.scenario import collect_args, load_scenario, scenario_names
 from emulator.server import Emulator
 
@@ -29,24 +27,9 @@ SAMPLE_ENV = {"SOURCE_DATE_EPOCH": EPOCH, "TF_COLLECT_REDACTION_KEY": SAMPLE_KEY
 
 def make(name: str) -> Path:
     out = SAMPLES / f"{name}.tar.zst"
-    with tempfile.TemporaryDirectory() as tmp, Emulator(load_scenario(SAMPLES / name)) as emu:
-        kubeconfig = Path(tmp) / "kubeconfig"
-        emu.write_kubeconfig(kubeconfig, context=f"sample-{name}")
-        env = {**os.environ, **SAMPLE_ENV}
-        proc = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "collector",
-                "--kubeconfig",
-                str(kubeconfig),
-                "-o",
-                str(out),
-                *collect_args(SAMPLES / name),
-            ],
-            env=env,
-            capture_output=True,
-            text=True,
+    with Emulator(load_scenario(SAMPLES / name)) as emu:
+        proc = collect(
+            emu, out, *collect_args(SAMPLES / name), context=f"sample-{name}", env=SAMPLE_ENV
         )
     if proc.returncode != 0:
         raise SystemExit(f"{name}: tf-collect exited {proc.returncode}: {proc.stderr.strip()}")

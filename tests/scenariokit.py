@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
+from emulator.collect import collect
 from emulator.scenario import collect_args, load_scenario
 from emulator.server import Emulator
 
@@ -31,18 +31,6 @@ def _load_make_samples():
 SAMPLE_ENV: dict[str, str] = _load_make_samples().SAMPLE_ENV
 
 
-def tf_collect(
-    *args: str, timeout: float = 120, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "collector", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env={**os.environ, **(env or {})},
-    )
-
-
 def collect_scenario(
     name: str, tmp_path: Path, *extra: str, emulator: Emulator | None = None
 ) -> tuple[subprocess.CompletedProcess[str], Path, dict[str, str]]:
@@ -52,8 +40,7 @@ def collect_scenario(
     map_file = tmp_path / "redaction-map.json"
     args = ("--redaction-map", str(map_file), *collect_args(SAMPLES / name), *extra)
     with emulator or Emulator(load_scenario(SAMPLES / name)) as emu:
-        kubeconfig = emu.write_kubeconfig(tmp_path / "kubeconfig", context=f"sample-{name}")
-        proc = tf_collect("--kubeconfig", str(kubeconfig), "-o", str(bundle), *args, env=SAMPLE_ENV)
+        proc = collect(emu, bundle, *args, context=f"sample-{name}", env=SAMPLE_ENV, timeout=120)
     mapping = json.loads(map_file.read_text())["map"] if map_file.exists() else {}
     return proc, bundle, mapping
 

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import os
 import random
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -14,6 +11,7 @@ from analyzer.bundle import Bundle
 from collector.budget import LogSize, newest_lines, parse_size, plan_trim
 from collector.errors import ConfigError
 from collector.redact import KEY_ENV
+from emulator.collect import tf_collect
 from emulator.scenario import load_scenario
 from emulator.server import Emulator
 
@@ -78,18 +76,14 @@ def test_over_budget_the_oldest_log_lines_go(tmp_path: Path) -> None:
         kubeconfig = emu.write_kubeconfig(tmp_path / "kubeconfig")
         out = tmp_path / "b.tar.zst"
         # One key for both runs, so the two bundles name the same pods the same way.
-        env = {**os.environ, KEY_ENV: "11" * 16}
-        proc = subprocess.run(
-            [sys.executable, "-m", "collector", "--kubeconfig", str(kubeconfig), "-o", str(out),
-             "--max-size", str(budget)],
-            capture_output=True, text=True, timeout=300, env=env,
-        )  # fmt: skip
+        env = {KEY_ENV: "11" * 16}
+        proc = tf_collect(
+            "--kubeconfig", str(kubeconfig), "-o", str(out), "--max-size", str(budget), env=env
+        )
         unlimited = tmp_path / "full.tar.zst"
-        full = subprocess.run(
-            [sys.executable, "-m", "collector", "--kubeconfig", str(kubeconfig), "-o",
-             str(unlimited), "--max-size", "0"],
-            capture_output=True, text=True, timeout=300, env=env,
-        )  # fmt: skip
+        full = tf_collect(
+            "--kubeconfig", str(kubeconfig), "-o", str(unlimited), "--max-size", "0", env=env
+        )
     assert proc.returncode == 0, proc.stderr
     assert full.returncode == 0, full.stderr
     assert unlimited.stat().st_size > budget  # the budget really had to act

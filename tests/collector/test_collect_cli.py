@@ -13,9 +13,10 @@ from pathlib import Path
 
 import pytest
 from faultkit import FaultyEmulator
-from scenariokit import SAMPLES, tf_collect
+from scenariokit import SAMPLES
 
 from analyzer.bundle import Bundle
+from emulator.collect import tf_collect
 from emulator.scenario import load_scenario
 from emulator.server import Emulator
 

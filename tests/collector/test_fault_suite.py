@@ -11,7 +11,6 @@ import json
 import os
 import random
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -19,9 +18,10 @@ from typing import Any
 import pytest
 from bundlekit import pseudonymise
 from faultkit import FaultyEmulator
-from scenariokit import SAMPLE_ENV, SAMPLES, tf_collect
+from scenariokit import SAMPLE_ENV, SAMPLES
 
 from analyzer.bundle import Bundle
+from emulator.collect import command, tf_collect
 from emulator.scenario import load_scenario
 from emulator.server import Emulator
 
@@ -140,8 +140,8 @@ def test_api_server_going_away_mid_run(tmp_path: Path) -> None:
     kubeconfig = emu.write_kubeconfig(tmp_path / "kubeconfig")
     out = tmp_path / "b.tar.zst"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "collector", "--kubeconfig", str(kubeconfig), "-o", str(out),
-         "--request-timeout", "2", "--concurrency", "2"],
+        command("--kubeconfig", str(kubeconfig), "-o", str(out),
+                "--request-timeout", "2", "--concurrency", "2"),
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     deadline = time.monotonic() + 30

@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pytest
 from faultkit import FaultyEmulator
-from scenariokit import SAMPLES, tf_collect
+from scenariokit import SAMPLES
 
+from emulator.collect import command, tf_collect
 from emulator.scenario import load_scenario
 from emulator.server import Emulator
 
@@ -36,8 +37,7 @@ def test_interrupt_at_a_random_point(emulator: Emulator, tmp_path: Path, seed: i
     out = tmp_path / "out"
     out.mkdir()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "collector", "--kubeconfig", str(emulator.kubeconfig),
-         "-o", str(out / "b.tar.zst")],
+        command("--kubeconfig", str(emulator.kubeconfig), "-o", str(out / "b.tar.zst")),
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     time.sleep(delay)
@@ -65,10 +65,9 @@ def test_disk_full_is_a_clear_error_and_leaves_nothing(
 ) -> None:
     out = tmp_path / "out"
     out.mkdir()
-    proc = subprocess.run(
-        [sys.executable, "-m", "collector", "--kubeconfig", str(emulator.kubeconfig),
-         "-o", str(out / "b.tar.zst")],
-        capture_output=True, text=True, timeout=120, preexec_fn=_small_disk(limit),
+    proc = tf_collect(
+        "--kubeconfig", str(emulator.kubeconfig), "-o", str(out / "b.tar.zst"),
+        timeout=120, preexec_fn=_small_disk(limit),
     )  # fmt: skip
     assert proc.returncode == 6, proc.stderr
     assert "Traceback" not in proc.stderr
@@ -98,10 +97,8 @@ def test_output_directory_not_writable(emulator: Emulator, tmp_path: Path) -> No
     out = tmp_path / "out"
     out.mkdir()
     out.chmod(0o555)
-    proc = subprocess.run(
-        [sys.executable, "-m", "collector", "--kubeconfig", str(emulator.kubeconfig),
-         "-o", str(out / "b.tar.zst")],
-        capture_output=True, text=True, timeout=120,
+    proc = tf_collect(
+        "--kubeconfig", str(emulator.kubeconfig), "-o", str(out / "b.tar.zst"), timeout=120,
         preexec_fn=_without_root_powers if os.geteuid() == 0 else None,
     )  # fmt: skip
     out.chmod(0o755)

@@ -10,6 +10,7 @@ from pathlib import Path
 import yaml
 
 from collector.plan import PLAN, coverage, default_plan
+from emulator.collect import tf_collect
 
 MANUAL = Path(__file__).resolve().parents[2] / "docs" / "manual"
 TOOLS = ("kubectl ", "nvidia-smi", "ldconfig ", "lsmod ", "cat ")
@@ -83,12 +84,7 @@ def test_step_ids_are_unique_and_scoped_to_manual_sections() -> None:
 
 
 def test_dry_run_lists_each_command_with_its_step(tmp_path: Path) -> None:
-    proc = subprocess.run(
-        [sys.executable, "-m", "collector", "--dry-run", "-o", str(tmp_path / "x")],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    proc = tf_collect("--dry-run", "-o", str(tmp_path / "x"), timeout=60)
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
     for section, command in sorted(manual_commands()):

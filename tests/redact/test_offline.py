@@ -7,7 +7,6 @@ import io
 import json
 import os
 import subprocess
-import sys
 import tarfile
 from pathlib import Path
 
@@ -17,6 +16,7 @@ from collector.bundle import BundleWriter, dump_json
 from collector.errors import OutputError
 from collector.redact import Redactor
 from collector.redact.offline import InputError, redact_path
+from emulator.collect import tf_collect
 
 try:
     from compression import zstd  # type: ignore[import-not-found]
@@ -204,13 +204,7 @@ def test_writer_redacts_every_put_and_name(tmp_path: Path) -> None:
 
 
 def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "collector", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        timeout=60,
-    )
+    return tf_collect(*args, cwd=cwd, timeout=60)
 
 
 def test_cli_redact_and_collect_still_one_command(tmp_path: Path) -> None:
