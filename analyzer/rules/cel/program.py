@@ -280,6 +280,19 @@ class _Compiler:
                 f"{function.name}() takes {len(params)} argument(s), not {len(args)}"
             )
         body = self.node(function.body, frozenset(params))
+        if len(params) == 1:  # most functions: one binding, as cel.bind makes it
+            (param,), (arg,) = params, args
+
+            def call_one(g: Mapping[str, Any], loc: dict[str, Any]) -> Any:
+                value = arg(g, loc)
+                saved = loc.get(param, _UNSET)
+                loc[param] = value
+                try:
+                    return body(g, loc)
+                finally:
+                    _restore(loc, param, saved)
+
+            return call_one
 
         def call(g: Mapping[str, Any], loc: dict[str, Any]) -> Any:
             values = [a(g, loc) for a in args]
