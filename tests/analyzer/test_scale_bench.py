@@ -47,8 +47,8 @@ def test_cloned_pods_are_individual_and_the_faults_are_found(tmp_path: Path) -> 
     bundle = tmp_path / "bundle.tar.zst"
     bench.collect(data, bundle)
     report = tmp_path / "report.json"
-    _, rss, finished = bench.analyze(bundle, report, None, 120)
-    assert finished and rss > 0
+    _, cpu, rss, finished = bench.analyze(bundle, report, None, 120)
+    assert finished and cpu > 0 and rss > 0
     found = bench._findings(report)
     for rule in (
         "hypervisor-not-ready/crashloop-recreate",
