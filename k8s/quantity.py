@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -32,11 +33,16 @@ def quantity(value: Any) -> float:
     """A Kubernetes quantity ("80Gi", "165160m", 71) as a number."""
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return float(value)
-    match = _QUANTITY.match(str(value).strip())
+    return _parsed(str(value))
+
+
+@functools.lru_cache(maxsize=4096)  # a cluster's objects ask for the same few sizes
+def _parsed(text: str) -> float:
+    match = _QUANTITY.match(text.strip())
     if not match or match.group(2) not in _SUFFIX:
-        raise QuantityError(f"not a quantity: {value!r}")
+        raise QuantityError(f"not a quantity: {text!r}")
     try:
         number = float(match.group(1)) * _SUFFIX[match.group(2)]
     except ValueError:  # "1.2.3"
-        raise QuantityError(f"not a quantity: {value!r}") from None
+        raise QuantityError(f"not a quantity: {text!r}") from None
     return number

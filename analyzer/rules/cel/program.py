@@ -265,13 +265,32 @@ class _Compiler:
                 return lambda g, loc: fn(a0(g, loc))
             return lambda g, loc: fn(*[a(g, loc) for a in args])
 
-        call = rt.host_function(name, host)
         # Most calls compute one argument and give the rest as literals (a label's key, a
         # path): no list built and no closure called for those.
         if args and all(isinstance(a, Literal) for a in node.args[1:]):
             a0, rest = args[0], tuple(a.value for a in node.args[1:])  # type: ignore[attr-defined]
-            return lambda g, loc: call(a0(g, loc), *rest)
-        return lambda g, loc: call(*[a(g, loc) for a in args])
+
+            def host_call(g: Mapping[str, Any], loc: dict[str, Any]) -> Any:
+                first = a0(g, loc)
+                try:
+                    return host(first, *rest)
+                except (CelError, Unknown):
+                    raise
+                except Exception as exc:  # the host's error is a CEL error: `||` may absorb it
+                    raise CelError(f"{name}(): {exc}") from exc
+
+            return host_call
+
+        def host_call_all(g: Mapping[str, Any], loc: dict[str, Any]) -> Any:
+            values = [a(g, loc) for a in args]
+            try:
+                return host(*values)
+            except (CelError, Unknown):
+                raise
+            except Exception as exc:
+                raise CelError(f"{name}(): {exc}") from exc
+
+        return host_call_all
 
     def _defined(self, function: Function, args: list[Fn]) -> Fn:
         params = function.params

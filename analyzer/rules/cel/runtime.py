@@ -148,21 +148,6 @@ def index(value: Any, key: Any) -> Any:
     raise no_overload("_[_]", value, key)
 
 
-def host_function(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
-    """A host function whose errors are CEL errors (`||` may absorb them); data it could not
-    provide (Unknown) stays what it is."""
-
-    def call(*args: Any) -> Any:
-        try:
-            return fn(*args)
-        except (CelError, Unknown):
-            raise
-        except Exception as exc:
-            raise CelError(f"{name}(): {exc}") from exc
-
-    return call
-
-
 def over_budget() -> CelError:
     return CelError("evaluation budget exceeded (an expression visits too many elements)")
 
