@@ -30,6 +30,8 @@ class Finding:
     consequence_of: tuple[str, ...] = ()
     children: list[Finding] = field(default_factory=list)
     caused_by: str | None = None  # the id of the root finding this one nests under
+    # Rules that could have named this root's cause but ended in error: the ranking is unsure.
+    unchecked_causes: list[str] = field(default_factory=list)
 
     @property
     def id(self) -> str:

@@ -93,6 +93,7 @@ def _finding(f: Finding, lang: str, manual: Any, *, root: bool) -> dict[str, Any
         "evidence": f.evidence,
         "root_cause": root,
         "caused_by": f.caused_by,
+        "unchecked_causes": f.unchecked_causes,
         "consequences": [c.id for c in f.children],
     }
 

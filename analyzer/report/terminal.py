@@ -35,6 +35,8 @@ def summary_lines(report: dict[str, Any]) -> list[str]:
         lines.append(f"{indent}{_MARK[f['severity']]} [{f['manual'][0]}] {f['title']}")
         if f["root_cause"]:
             lines.append(f"       {t['fix']}: {f['fix']}")
+        if f.get("unchecked_causes"):
+            lines.append(f"       {t['unchecked_causes']}: {', '.join(f['unchecked_causes'])}")
     broken = [
         c for c in (report["views"] or {}).get("discovery", []) if c["first_broken"] is not None
     ]

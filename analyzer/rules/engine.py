@@ -41,7 +41,7 @@ def analyze(bundle: Bundle, rules: list[Rule]) -> Analysis:
     return Analysis(
         bundle=summary(bundle),
         results=results,
-        roots=rank(findings),
+        roots=rank(findings, [r for r in results if r.outcome == "error"]),
         collection_gaps=bundle.failed_artifacts(),
         absent=bundle.absent_artifacts(),
         possible_secrets=[vars(leak) for leak in bundle.possible_secrets()],
@@ -137,11 +137,16 @@ def _run_or_missing(expr: Expr, variables: Variables, missing: list[str], defaul
         text = describe(exc.missing)
         missing.append(f"(not collected: {text}{': ' + where if where else ''})")
         return default
+    except RuleEvalError as exc:
+        # The rule's condition held: a value it could not show must not lose the finding.
+        _unlink(exc)
+        missing.append(f"(could not be shown: {exc})")
+        return default
 
 
 def _finding(rule: Rule, variables: Variables, subject: dict[str, Any] | None) -> Finding:
-    """What a rule that fired on `subject` found. Data missing for its evidence or texts is
-    said in the evidence, and never loses the finding."""
+    """What a rule that fired on `subject` found. Data missing for its evidence or texts, or
+    an expression of theirs that failed, is said in the evidence, and never loses the finding."""
     missing: list[str] = []
     evidence: list[str] = []
     for expr in rule.evidence:

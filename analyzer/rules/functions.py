@@ -16,18 +16,36 @@ def _parts(path: str) -> tuple[tuple[str, int | None], ...]:
 
 
 def dig(obj: Any, path: str, default: Any = None) -> Any:
-    """obj at a dotted path ("status.phase"), or default where any step is missing."""
+    """obj at a dotted path ("status.phase"), or default where any step is missing or null
+    (the API serves unset fields both ways: events.k8s.io events have `"count": null`)."""
     cur = obj
     for part, number in _parts(path):
         if isinstance(cur, dict):
-            if part not in cur:
-                return default
-            cur = cur[part]
+            cur = cur.get(part)
         elif isinstance(cur, list) and number is not None and number < len(cur):
             cur = cur[number]
         else:
             return default
+        if cur is None:
+            return default
     return cur
+
+
+def event_count(event: Any) -> int:
+    """How many times an Event happened, in either shape the core/v1 API serves: `count` of
+    the old recorders, `series.count` of events.k8s.io ones (whose `count` is null), else 1."""
+    count = dig(event, "series.count") or dig(event, "count")
+    return count if type(count) is int and count > 0 else 1
+
+
+def event_time(event: Any) -> str:
+    """When an Event last happened, in either shape: `lastTimestamp` of the old recorders,
+    `series.lastObservedTime` or `eventTime` of events.k8s.io ones; "" when none is set."""
+    for path in ("lastTimestamp", "series.lastObservedTime", "eventTime", "firstTimestamp"):
+        value = dig(event, path)
+        if isinstance(value, str) and value:
+            return value
+    return ""
 
 
 def annotation(obj: Any, key: str) -> str:
@@ -87,6 +105,8 @@ def _sum(values: list[Any]) -> float:
 FUNCTIONS = {
     "quantity": quantity,
     "dig": dig,
+    "event_count": event_count,
+    "event_time": event_time,
     "annotation": annotation,
     "label": label,
     "extract": extract,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from ..results import Finding
+from ..results import Finding, RuleResult
 
 
 def _causes(finding: Finding, candidate: Finding) -> bool:
@@ -40,7 +40,10 @@ def _node(f: Finding) -> str:
     return ""
 
 
-def rank(findings: list[Finding]) -> list[Finding]:
+def rank(findings: list[Finding], failed: list[RuleResult] = ()) -> list[Finding]:
+    """Root findings in rank order with their consequences as children. A root whose cause
+    could be a rule that `failed` (ended in error) names it in `unchecked_causes`: a failed
+    rule is never a silent gap that makes a consequence look like the root."""
     ordered = sorted(findings, key=Finding.sort_key)
     # Who could cause what, by the manual key or section a finding names: each finding looks
     # only at the findings its consequence_of names, in rank order, and takes the first.
@@ -84,4 +87,10 @@ def rank(findings: list[Finding]) -> list[Finding]:
             finding.caused_by = root.id
             root.children.append(finding)
     roots.sort(key=Finding.sort_key)
+    for root in roots:
+        root.unchecked_causes = [
+            r.rule_id
+            for r in failed
+            if set(root.consequence_of) & (set(r.manual) | {r.section})
+        ]
     return roots

@@ -108,7 +108,14 @@ VALUES = [
     ('label(pod, "app") + annotation(pod, "none")', "x"),
     ('label(odd, "n") + annotation(odd, "x") + label(s, "x") + label(none, "x")', "5"),
     ('dig(pod, "metadata.name.x", "d") + dig(odd, "a.b", "d") + dig(odd, "l.b", "d")', "ddd"),
-    ('dig(odd, "a", "d") == null && dig(odd, "l.0.b", 0) == 1', True),
+    # A present-but-null value is absent (events.k8s.io events serve "count": null).
+    ('dig(odd, "a", "d") == "d" && dig(odd, "l.0.b", 0) == 1', True),
+    ('event_count({"count": null, "series": {"count": 7}}) + event_count({"count": null})', 8),
+    ('event_count({"count": 3}) + event_count({"count": 0, "series": null})', 4),
+    ('event_time({"lastTimestamp": null, "eventTime": "2026-01-02T03:04:05.000000Z"})',
+     "2026-01-02T03:04:05.000000Z"),
+    ('event_time({"lastTimestamp": null, "eventTime": "t0", "series": {"lastObservedTime": "t1"}})'
+     ' + event_time({"lastTimestamp": "t2", "eventTime": null}) + event_time({})', "t1t2"),
     ('extract("port 8001 busy", "port ([0-9]+)")', "8001"),
     ("max([1.5, 2.5], 0.0) + min([], 1.0)", 3.5),
     # sum: every element, not only a first few (the overcommit rule adds all pods of a card)

@@ -394,3 +394,54 @@ def test_a_run_leaves_nothing_for_the_cyclic_collector() -> None:
         gc.collect()  # what opening built
         analyze(bundle, rules)
         assert gc.collect() == 0, path.name
+
+
+def test_a_failing_evidence_expression_keeps_the_finding(tmp_path: Path) -> None:
+    _rule(
+        tmp_path / "rules",
+        "controller-crash/oom-killed",
+        for_each={"resource": "pods", "namespace": "tf", "as": "pod"},
+        when='pod.metadata.name.startsWith("tensor-fusion-sys-controller")',
+        evidence=['"restarts: " + string(pod.status.nothing.here)', '"pod " + pod.metadata.name'],
+        vars={"limit": "pod.spec.nothing"},
+        explanation={"en": "limit {{ limit }}", "zh": "e"},
+    )
+    path = make_bundle(
+        tmp_path / "b.tar.zst",
+        objects={("", "pods"): [operator_pod("tensor-fusion-sys-controller-1", "OOMKilled")]},
+    )
+    res = _result(_analyze(path, tmp_path / "rules"), "controller-crash/oom-killed")
+    assert res.outcome == "fired"
+    [finding] = res.findings
+    assert finding.evidence[0] == "pod tensor-fusion-sys-controller-1"
+    assert len(finding.evidence) == 3
+    assert all(e.startswith("(could not be shown: ") for e in finding.evidence[1:])
+    assert finding.texts["explanation"]["en"] == "limit "
+
+
+def test_a_root_whose_cause_rule_failed_says_so(tmp_path: Path) -> None:
+    """A consequence is never presented as the plain root cause when the rule that looks for
+    its cause ended in error: the report names that rule."""
+    rules = tmp_path / "rules"
+    _rule(
+        rules,
+        "controller-crash/crd-outdated",
+        for_each={"resource": "pods", "namespace": "tf", "as": "pod"},
+        when="pod.spec.nothing.here == 1",
+    )
+    _rule(
+        rules,
+        "baseline/cluster-not-running",
+        for_each={"resource": "pods", "namespace": "tf", "as": "pod"},
+        when="true",
+        consequence_of=["controller-crash"],
+    )
+    path = make_bundle(
+        tmp_path / "b.tar.zst",
+        objects={("", "pods"): [operator_pod("tensor-fusion-sys-controller-1", "OOMKilled")]},
+    )
+    analysis = _analyze(path, rules)
+    assert _result(analysis, "controller-crash/crd-outdated").outcome == "error"
+    [root] = analysis.roots
+    assert root.rule_id == "baseline/cluster-not-running"
+    assert root.unchecked_causes == ["controller-crash/crd-outdated"]
