@@ -25,7 +25,7 @@ from .bindings import (
     subjects,
 )
 from .loading import LANGS, TEXT_FIELDS, Expr, Rule
-from .ranking import rank
+from .ranking import give_way, rank
 
 
 def analyze(bundle: Bundle, rules: list[Rule]) -> Analysis:
@@ -37,6 +37,7 @@ def analyze(bundle: Bundle, rules: list[Rule]) -> Analysis:
     }
     indexes: Indexes = {}
     results = [evaluate(rule, bundle, tf, indexes) for rule in rules]
+    give_way(results, {rule.id: rule.yields_to for rule in rules if rule.yields_to})
     findings = [f for r in results for f in r.findings]
     return Analysis(
         bundle=summary(bundle),

@@ -66,6 +66,30 @@ def _meta_value(obj: Any, which: str, key: str) -> str:
     return value if type(value) is str else str(value)
 
 
+# A line that reports an error or a crash, in the formats TensorFusion's components and the
+# programs on GPU nodes print: klog E/F, Go runtime panics, zap/logrus JSON and console
+# levels, logfmt, Python logging and a traceback's final exception line, Rust panics, spdlog
+# (TensorFusion's worker and hypervisor). Levels
+# in capitals only where the level is not a field: "error" in an info line is not one.
+_ERROR_LINE = re.compile(
+    r"^[EF]\d{4} "
+    r"|^(?:panic|fatal error): "
+    r'|"(?:level|severity|lvl|levelname)"\s*:\s*"(?i:error|fatal|panic|dpanic|critical|crit)"'
+    r"|\blevel=(?i:error|fatal|panic)\b"
+    r"|^(?:\S+\s+){0,3}\[?(?:ERROR|FATAL|CRITICAL|PANIC|DPANIC)\]?(?:[\s:\]]|$)"
+    r"|^(?:\w+\.)*\w*(?:Error|Exception)(?::\s|$)"
+    r"|^thread '[^']*' panicked at"
+    r"|^\[[^\]]*\] \[(?:error|critical|fatal)\]"
+)
+
+
+def error_lines(lines: list[Any]) -> list[str]:
+    """The lines of a log that report an error or a crash (see _ERROR_LINE), in order."""
+    if not isinstance(lines, list):
+        raise TypeError(f"error_lines() takes a list of lines, not {type(lines).__name__}")
+    return [line for line in lines if isinstance(line, str) and _ERROR_LINE.search(line)]
+
+
 def extract(text: str, pattern: str) -> str:
     """The first group of `pattern` (a Python regex) in `text`, or "" when it does not match."""
     found = _regex(pattern).search(text)
@@ -110,6 +134,7 @@ FUNCTIONS = {
     "annotation": annotation,
     "label": label,
     "extract": extract,
+    "error_lines": error_lines,
     "max": _max,
     "min": _min,
     "sum": _sum,

@@ -76,6 +76,7 @@ class Rule:
     evidence: tuple[Expr, ...]
     vars: dict[str, Expr]
     consequence_of: tuple[str, ...]
+    yields_to: tuple[str, ...]  # a catch-all's finding gives way to these about its object
     # binding name -> (key, value expression) pairs selecting that binding's objects per subject
     where: dict[str, tuple[tuple[str, Expr], ...]] = field(default_factory=dict)
     lets: dict[str, Expr] = field(default_factory=dict)  # in the file's order
@@ -203,6 +204,7 @@ def load_rule(path: Path, root: Path, defined: dict[str, cel.Function] | None = 
         evidence=evidence,
         vars=rule_vars,
         consequence_of=tuple(data.get("consequence_of", [])),
+        yields_to=tuple(data.get("yields_to", [])),
         where=where,
         lets=lets,
         raw=data,
@@ -220,9 +222,12 @@ def _check_manual_keys(rel: str, data: dict[str, Any], manual: Manual) -> None:
     for key in data["manual"]:
         if key not in manual.rows:
             raise RuleLoadError(f"{rel}: manual: unknown manual row key {key!r}")
-    for key in data.get("consequence_of", []):
-        if key not in manual.rows and key not in manual.sections:
-            raise RuleLoadError(f"{rel}: consequence_of: unknown manual key or section {key!r}")
+    for field_name in ("consequence_of", "yields_to"):
+        for key in data.get(field_name, []):
+            if key not in manual.rows and key not in manual.sections:
+                raise RuleLoadError(
+                    f"{rel}: {field_name}: unknown manual key or section {key!r}"
+                )
 
 
 def _check_targets(rel: str, bindings: dict[str, Any], subject: str | None) -> None:

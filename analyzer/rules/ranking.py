@@ -40,6 +40,36 @@ def _node(f: Finding) -> str:
     return ""
 
 
+def give_way(results: list[RuleResult], yields: dict[str, tuple[str, ...]]) -> None:
+    """Drop a catch-all rule's finding where a finding of a row it `yields_to` is about the
+    same object or node: the specific row explains that failure. A catch-all left with no
+    finding has passed."""
+    specific = [f for r in results if not yields.get(r.rule_id) for f in r.findings]
+    for result in results:
+        keys = set(yields.get(result.rule_id, ()))
+        if not keys or not result.findings:
+            continue
+        result.findings = [f for f in result.findings if not any(_replaces(g, f, keys) for g in specific)]
+        if not result.findings:
+            result.outcome = "passed"
+
+
+def _replaces(specific: Finding, catch_all: Finding, keys: set[str]) -> bool:
+    """A finding of a row the catch-all yields to, about its object or node, that is not one
+    of the catch-all's own consequences (a symptom row of the same section is not a cause)."""
+    names = set(specific.manual) | {specific.section}
+    own = set(catch_all.manual) | {catch_all.section}
+    return (
+        bool(keys & names)
+        and _same_subject(catch_all, specific)
+        and not own & set(specific.consequence_of)
+    )
+
+
+def _same_subject(a: Finding, b: Finding) -> bool:
+    return bool(set(a.objects) & set(b.objects)) or bool(_node(a) and _node(a) == _node(b))
+
+
 def rank(findings: list[Finding], failed: list[RuleResult] = ()) -> list[Finding]:
     """Root findings in rank order with their consequences as children. A root whose cause
     could be a rule that `failed` (ended in error) names it in `unchecked_causes`: a failed

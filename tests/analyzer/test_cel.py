@@ -342,3 +342,36 @@ def _ours(source: str) -> tuple[str, Any]:
 @given(st.one_of(_bools(3), _ints(3)))
 def test_same_answers_as_an_independent_cel(source: str) -> None:
     assert _ours(source) == _reference(source), source
+
+
+# The last error line of a run that died, in the formats components and workloads print.
+ERROR_LINES = [
+    'E1130 09:12:58.402117       1 main.go:312] "unable to set up" err="no such host"',
+    "F1130 09:11:53.512911  412093 main.go:89] Failed to start device manager: 999",
+    "panic: runtime error: invalid memory address or nil pointer dereference",
+    "fatal error: concurrent map writes",
+    '{"level":"error","ts":"2026-11-30T09:00:00Z","msg":"Reconciler error","error":"x"}',
+    '{"severity":"FATAL","message":"cannot open /dev/nvidia0"}',
+    'time="2026-11-30T09:00:00Z" level=fatal msg="failed to load config"',
+    "2026-11-30T09:00:00.000Z\tERROR\tsetup\tproblem running manager",
+    "2026-11-30 09:08:14,201 ERROR train.py:52 - rank 0 failed",
+    "ERROR:root:could not reach the parameter server",
+    "[2026-11-30 09:11:01.935] [error] failed to query worker info from hypervisor",
+    "FileNotFoundError: [Errno 2] No such file or directory: '/ckpt/epoch-12.pt'",
+    "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB",
+    "thread 'main' panicked at src/main.rs:42:5:",
+]
+NOT_ERROR_LINES = [
+    'I1130 09:12:57.601128       1 connect.go:48] "retrying after error" err="timeout"',
+    'W1130 09:12:57.601128       1 warnings.go:70] unknown field "spec.x"',
+    '{"level":"info","msg":"no error, all good","error_count":0}',
+    "2026-11-30 09:08:14,201 INFO train.py:52 - errors: 0",
+    "  File \"/app/train.py\", line 214, in <module>",
+    "Traceback (most recent call last):",
+    "Epoch 3: loss 0.12, ErrorRate 0.01",
+]
+
+
+def test_error_lines_knows_the_common_log_formats() -> None:
+    found = run("error_lines(lines)", lines=ERROR_LINES + NOT_ERROR_LINES)
+    assert found == ERROR_LINES
