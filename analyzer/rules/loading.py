@@ -18,6 +18,7 @@ from jinja2 import nodes as jinja_nodes
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 import tf_support_schemas as schemas
+from k8s.types import BUILTIN_TYPES
 
 from ..errors import RuleLoadError
 from . import cel
@@ -151,6 +152,7 @@ def load_rule(path: Path, root: Path, defined: dict[str, cel.Function] | None = 
     bindings = data.get("with", {})
     subject = (for_each or {}).get("as")
     _check_targets(rel, bindings, subject)
+    _check_resources(rel, for_each, bindings)
     compiler = _Compiler(rel, defined or {})
 
     where = {}
@@ -228,6 +230,22 @@ def _check_manual_keys(rel: str, data: dict[str, Any], manual: Manual) -> None:
                 raise RuleLoadError(
                     f"{rel}: {field_name}: unknown manual key or section {key!r}"
                 )
+
+
+# The core API group's resources: any other resource is named with its group ("deployments.apps"),
+# else a rule would read a resource no bundle holds and see an empty list.
+CORE_RESOURCES = frozenset(t.resource for t in BUILTIN_TYPES if t.group == "")
+
+
+def _check_resources(rel: str, for_each: dict[str, Any] | None, bindings: dict[str, Any]) -> None:
+    named = [("for_each.resource", (for_each or {}).get("resource"))]
+    named += [(f"with.{n}.objects", b.get("objects")) for n, b in bindings.items()]
+    for where, resource in named:
+        if resource and "." not in resource and resource not in CORE_RESOURCES:
+            raise RuleLoadError(
+                f"{rel}: {where}: {resource!r} is not a core resource: name its API group "
+                f"(e.g. {resource}.apps)"
+            )
 
 
 def _check_targets(rel: str, bindings: dict[str, Any], subject: str | None) -> None:

@@ -14,17 +14,34 @@ from ..results import Finding, RuleResult
 
 
 def _causes(finding: Finding, candidate: Finding) -> bool:
-    if candidate is finding or not _same_node(finding, candidate):
+    if candidate is finding or not _same_place(finding, candidate):
         return False
     names = set(candidate.manual) | {candidate.section}
     return any(link in names for link in finding.consequence_of)
 
 
-def _same_node(a: Finding, b: Finding) -> bool:
-    """A fault on one GPU node explains nothing on another: two findings that each name
-    their node are linked only when it is the same node."""
+def _same_place(a: Finding, b: Finding) -> bool:
+    """A fault on one GPU node, in one pool or of one GPU model explains nothing on another:
+    two findings that each name their node (pool, model) are linked only when it is the same."""
     na, nb = _node(a), _node(b)
-    return not (na and nb and na != nb)
+    if na and nb and na != nb:
+        return False
+    for key in ("pool", "model"):
+        va, vb = _known(a.vars.get(key)), _known(b.vars.get(key))
+        if va and vb and va != vb:
+            return False
+    return True
+
+
+def _known(value: object) -> str:
+    """A var's value as compared across findings; "" for none or a placeholder ("<pool>", "?").
+    Models compare without the vendor prefix the two sides may or may not write."""
+    if not isinstance(value, str) or not value or value.startswith(("<", "?")):
+        return ""
+    text = value.lower()
+    for prefix in ("nvidia ", "tesla "):
+        text = text.removeprefix(prefix)
+    return text
 
 
 def _node(f: Finding) -> str:
