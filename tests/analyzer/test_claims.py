@@ -4,7 +4,6 @@ that need its capacity (issue: diagnosis on clusters nobody here has seen)."""
 
 from __future__ import annotations
 
-import copy
 import json
 from pathlib import Path
 from typing import Any
