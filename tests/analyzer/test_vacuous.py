@@ -1,0 +1,101 @@
+"""No vacuous truth: a rule fires only when the facts it names are present.
+
+A quantifier over an empty collection is true ("no pool selects this node" holds when there
+is no pool at all), so every rule is evaluated on bundles whose collections are empty: the
+healthy sample with one collection emptied at a time (collected, and empty), a bundle where
+everything is empty, and a cluster where the controller never ran. What may fire is listed
+with the fact that makes it true; anything else firing, or any rule ending in error, fails.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from bundlekit import read_members
+
+from analyzer.bundle import Bundle
+from analyzer.rules.engine import analyze
+from analyzer.rules.loading import load_rules
+
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_bundles"
+GPU_NODES = ("Node/ip-10-40-160-61.ec2.internal", "Node/ip-10-40-166-115.ec2.internal")
+
+
+def _resources(*names: str) -> Callable[[str], bool]:
+    return lambda resource: resource in names
+
+
+EMPTIED: dict[str, tuple[Callable[[str], bool], bool, set[tuple[str, str]]]] = {
+    # collection emptied: (which objects listings, logs too, what may fire and why)
+    "pools": (_resources("gpupools.tensor-fusion.ai"), False, set()),
+    # The GPU nodes are labelled and a pool selects them, yet they have no GPUNode: a fact.
+    "gpunodes": (
+        _resources("gpunodes.tensor-fusion.ai"),
+        False,
+        {("baseline/gpunode-not-running", node) for node in GPU_NODES},
+    ),
+    "gpus": (_resources("gpus.tensor-fusion.ai"), False, set()),
+    "tensorfusion-resources": (lambda r: r.endswith(".tensor-fusion.ai"), False, set()),
+    "events": (_resources("events"), False, set()),
+    "pods": (_resources("pods"), False, set()),
+    "nodes": (_resources("nodes"), False, set()),
+    "logs": (lambda r: False, True, set()),
+    # Nothing at all: no CRDs served either, so TensorFusion is not installed (the fact).
+    "everything": (lambda r: True, True, {("baseline/tf-not-installed", "")}),
+}
+
+
+@pytest.fixture(scope="module")
+def rules():
+    return load_rules()
+
+
+def emptied(source: Path, directory: Path, listing: Callable[[str], bool], logs: bool) -> Path:
+    """`source` unpacked in `directory` with the chosen listings (and logs) emptied; the
+    manifest still says they were collected."""
+    manifest = json.loads(read_members(source)["manifest.json"])
+    for member, data in read_members(source).items():
+        path = directory / member
+        path.parent.mkdir(parents=True, exist_ok=True)
+        parts = member.split("/")
+        if parts[0] == "objects" and listing(parts[1]):
+            body = json.loads(data)
+            body["items"] = []
+            data = json.dumps(body).encode()
+        elif parts[0] == "logs" and logs:
+            data = b""
+        path.write_bytes(data)
+    if logs:
+        for art in manifest["artifacts"]:
+            if art["type"] == "log":
+                art["lines"] = 0
+    if listing("customresourcedefinitions.apiextensions.k8s.io"):
+        manifest["tensorfusion"]["installed"] = False
+    (directory / "manifest.json").write_text(json.dumps(manifest))
+    return directory
+
+
+@pytest.mark.parametrize("collection", EMPTIED)
+def test_an_empty_collection_makes_no_rule_fire_without_its_facts(
+    collection: str, tmp_path: Path, rules
+) -> None:
+    listing, logs, allowed = EMPTIED[collection]
+    bundle = emptied(SAMPLES / "healthy.tar.zst", tmp_path, listing, logs)
+    analysis = analyze(Bundle.open(bundle), rules)
+    fired = {(f.rule_id, ",".join(f.objects)) for f in analysis.findings()}
+    assert fired == allowed
+    assert [r.rule_id for r in analysis.results if r.outcome == "error"] == []
+
+
+def test_a_controller_that_never_ran_is_the_cause_not_the_pools_it_never_made(rules) -> None:
+    """controller-crash-unlisted: no GPUPool, GPUNode, GPU or hypervisor exists because the
+    controller never started. No pool selector, hypervisor or GPU is blamed."""
+    analysis = analyze(Bundle.open(SAMPLES / "controller-crash-unlisted.tar.zst"), rules)
+    [root] = analysis.roots
+    assert root.rule_id == "controller-crash/unexplained-crash"
+    assert [c.rule_id for c in root.children] == ["baseline/cluster-not-running"]
+    assert "unable to set up time series database" in root.texts["title"]["en"]
+    assert [r.rule_id for r in analysis.results if r.outcome == "error"] == []
