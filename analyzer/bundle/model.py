@@ -339,5 +339,3 @@ class Bundle:
 
 def _event_time(ev: dict[str, Any]) -> str:
     return str(ev.get("lastTimestamp") or ev.get("eventTime") or ev.get("firstTimestamp") or "")
-
-

@@ -155,6 +155,8 @@ class PerSubject:
                 # The subject's own logs, or those of the pods a `where` binding picked for it
                 # (the hypervisor of a GPUNode, say).
                 read = _subject_logs if spec["logs"] == rule.subject else _selected_logs
+                if spec.get("optional"):
+                    read = _or_no_lines(read)
                 self.readers[name] = (read, LogSpec.of_binding(spec))
             elif "events_for" in spec:
                 self.readers[name] = (_subject_events, spec)
@@ -184,6 +186,18 @@ def _let(v: Variables, expr: Expr) -> Any:
         raise cel.CelError(f"{expr.where}: {exc}") from exc
 
 
+def _or_no_lines(read: Reader) -> Reader:
+    """A logs reader that reads logs not collected as no lines (an `optional` binding)."""
+
+    def read_or_none(v: Variables, spec: LogSpec) -> list[str]:
+        try:
+            return read(v, spec)
+        except Unavailable:
+            return []
+
+    return read_or_none
+
+
 def _subject_logs(v: Variables, spec: LogSpec) -> list[str]:
     return log_lines(v.bundle, v.subject, spec)
 
@@ -209,7 +223,9 @@ def _subject_exec(v: Variables, spec: dict[str, Any]) -> dict[str, Any]:
         raise Unavailable(Missing.of("check_not_run", check=spec["check"]), f"{ns}/{name}")
     out = found[0]
     if out.status not in ("ok", "truncated"):
-        missing = Missing.of("check_failed", check=spec["check"], status=out.status, detail=out.message)
+        missing = Missing.of(
+            "check_failed", check=spec["check"], status=out.status, detail=out.message
+        )
         raise Unavailable(missing, f"{ns}/{name}")
     return {
         "text": out.text,
@@ -326,4 +342,3 @@ def _values_at(obj: Any, key: str) -> list[Any]:
                 step.append(value[int(part)])
         current = step
     return current
-

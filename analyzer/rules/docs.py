@@ -14,7 +14,15 @@ from .loading import Rule
 from .manual import Manual, load_manual
 
 SCRIPT = "python scripts/make_rules_doc.py"
-COLUMNS = ("Rule", "Manual row", "Severity", "Title (en, zh)", "Looks at", "Consequence of")
+COLUMNS = (
+    "Rule",
+    "Manual row",
+    "Severity",
+    "Title (en, zh)",
+    "Looks at",
+    "Consequence of",
+    "Scenarios",
+)
 
 _INTRO = """\
 # Rule reference
@@ -35,6 +43,8 @@ its order. After changing a rule, run `{script}`.
   is marked optional).
 - **Consequence of**: the manual rows or sections (`consequence_of`) whose findings, when present
   in the same bundle, are reported as this finding's root cause, with this finding under them.
+- **Scenarios**: the sample scenarios in `sample_bundles/` where the rule must fire, and the near
+  misses where it must run and stay silent (`scenarios:` in the rule; a test holds both).
 """
 
 
@@ -77,6 +87,7 @@ def _row(rule: Rule, manual: Manual) -> list[str]:
         f"{_text(title['en'])}<br>{_text(title['zh'])}",
         "<br>".join(looks_at(rule)),
         "<br>".join(_cause(key, manual) for key in rule.consequence_of) or "—",
+        _scenarios(rule.raw.get("scenarios") or {}),
     ]
 
 
@@ -102,7 +113,7 @@ def _binding(spec: dict[str, Any]) -> str:
             )
         return _optional(text, spec)
     if "logs" in spec:
-        return _logs(spec)
+        return _optional(_logs(spec), spec)
     if "events_for" in spec:
         return f"events of each {_code(spec['events_for'])}"
     if "exec" in spec:
@@ -144,6 +155,15 @@ def _logs(spec: dict[str, Any]) -> str:
     if spec.get("grep"):
         text += f", lines containing {_code(spec['grep'])}"
     return text
+
+
+def _scenarios(spec: dict[str, list[str]]) -> str:
+    cells = [
+        f"{label}: " + ", ".join(_code(name) for name in spec[key])
+        for key, label in (("fires", "fires"), ("silent", "silent"))
+        if spec.get(key)
+    ]
+    return "<br>".join(cells) or "—"
 
 
 def _optional(text: str, spec: dict[str, Any]) -> str:

@@ -129,7 +129,9 @@ def _finding_ref(subject: dict[str, Any]) -> str:
     return ref(subject)
 
 
-def _run_or_missing(expr: Expr, variables: Variables, missing: list[str], default: Any = None) -> Any:
+def _run_or_missing(
+    expr: Expr, variables: Variables, missing: list[str], default: Any = None
+) -> Any:
     try:
         return run(expr, variables)
     except Unavailable as exc:

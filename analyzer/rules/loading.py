@@ -227,9 +227,7 @@ def _check_manual_keys(rel: str, data: dict[str, Any], manual: Manual) -> None:
     for field_name in ("consequence_of", "yields_to"):
         for key in data.get(field_name, []):
             if key not in manual.rows and key not in manual.sections:
-                raise RuleLoadError(
-                    f"{rel}: {field_name}: unknown manual key or section {key!r}"
-                )
+                raise RuleLoadError(f"{rel}: {field_name}: unknown manual key or section {key!r}")
 
 
 # The core API group's resources: any other resource is named with its group ("deployments.apps"),

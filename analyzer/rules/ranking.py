@@ -66,7 +66,9 @@ def give_way(results: list[RuleResult], yields: dict[str, tuple[str, ...]]) -> N
         keys = set(yields.get(result.rule_id, ()))
         if not keys or not result.findings:
             continue
-        result.findings = [f for f in result.findings if not any(_replaces(g, f, keys) for g in specific)]
+        result.findings = [
+            f for f in result.findings if not any(_replaces(g, f, keys) for g in specific)
+        ]
         if not result.findings:
             result.outcome = "passed"
 
@@ -136,8 +138,6 @@ def rank(findings: list[Finding], failed: list[RuleResult] = ()) -> list[Finding
     roots.sort(key=Finding.sort_key)
     for root in roots:
         root.unchecked_causes = [
-            r.rule_id
-            for r in failed
-            if set(root.consequence_of) & (set(r.manual) | {r.section})
+            r.rule_id for r in failed if set(root.consequence_of) & (set(r.manual) | {r.section})
         ]
     return roots

@@ -21,30 +21,42 @@ from analyzer.rules.engine import analyze
 from analyzer.rules.loading import load_rules
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_bundles"
-GPU_NODES = ("Node/ip-10-40-160-61.ec2.internal", "Node/ip-10-40-166-115.ec2.internal")
+# The two healthy bases (EKS; GKE with another chart version and events.k8s.io events) and
+# their labelled GPU nodes.
+BASES = {
+    "healthy": ("Node/ip-10-40-160-61.ec2.internal", "Node/ip-10-40-166-115.ec2.internal"),
+    "healthy-gke": (
+        "Node/gke-ml-prod-l4-pool-9e3b7c4d-2mfx",
+        "Node/gke-ml-prod-l4-pool-9e3b7c4d-x8qn",
+    ),
+}
 
 
 def _resources(*names: str) -> Callable[[str], bool]:
     return lambda resource: resource in names
 
 
-EMPTIED: dict[str, tuple[Callable[[str], bool], bool, set[tuple[str, str]]]] = {
-    # collection emptied: (which objects listings, logs too, what may fire and why)
-    "pools": (_resources("gpupools.tensor-fusion.ai"), False, set()),
+EMPTIED: dict[str, tuple[Callable[[str], bool], bool, Callable[[str], set[tuple[str, str]]]]] = {
+    # collection emptied: (which objects listings, logs too, what may fire on a base and why)
+    "pools": (_resources("gpupools.tensor-fusion.ai"), False, lambda base: set()),
     # The GPU nodes are labelled and a pool selects them, yet they have no GPUNode: a fact.
     "gpunodes": (
         _resources("gpunodes.tensor-fusion.ai"),
         False,
-        {("baseline/gpunode-not-running", node) for node in GPU_NODES},
+        lambda base: {("baseline/gpunode-not-running", node) for node in BASES[base]},
     ),
-    "gpus": (_resources("gpus.tensor-fusion.ai"), False, set()),
-    "tensorfusion-resources": (lambda r: r.endswith(".tensor-fusion.ai"), False, set()),
-    "events": (_resources("events"), False, set()),
-    "pods": (_resources("pods"), False, set()),
-    "nodes": (_resources("nodes"), False, set()),
-    "logs": (lambda r: False, True, set()),
+    "gpus": (_resources("gpus.tensor-fusion.ai"), False, lambda base: set()),
+    "tensorfusion-resources": (
+        lambda r: r.endswith(".tensor-fusion.ai"),
+        False,
+        lambda base: set(),
+    ),
+    "events": (_resources("events"), False, lambda base: set()),
+    "pods": (_resources("pods"), False, lambda base: set()),
+    "nodes": (_resources("nodes"), False, lambda base: set()),
+    "logs": (lambda r: False, True, lambda base: set()),
     # Nothing at all: no CRDs served either, so TensorFusion is not installed (the fact).
-    "everything": (lambda r: True, True, {("baseline/tf-not-installed", "")}),
+    "everything": (lambda r: True, True, lambda base: {("baseline/tf-not-installed", "")}),
 }
 
 
@@ -78,15 +90,16 @@ def emptied(source: Path, directory: Path, listing: Callable[[str], bool], logs:
     return directory
 
 
+@pytest.mark.parametrize("base", BASES)
 @pytest.mark.parametrize("collection", EMPTIED)
 def test_an_empty_collection_makes_no_rule_fire_without_its_facts(
-    collection: str, tmp_path: Path, rules
+    collection: str, base: str, tmp_path: Path, rules
 ) -> None:
     listing, logs, allowed = EMPTIED[collection]
-    bundle = emptied(SAMPLES / "healthy.tar.zst", tmp_path, listing, logs)
+    bundle = emptied(SAMPLES / f"{base}.tar.zst", tmp_path, listing, logs)
     analysis = analyze(Bundle.open(bundle), rules)
     fired = {(f.rule_id, ",".join(f.objects)) for f in analysis.findings()}
-    assert fired == allowed
+    assert fired == allowed(base)
     assert [r.rule_id for r in analysis.results if r.outcome == "error"] == []
 
 
