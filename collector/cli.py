@@ -17,6 +17,7 @@ from . import __version__
 from .budget import parse_size
 from .entry import terminate
 from .errors import CollectError, ExitCode
+from .locate import Installation
 from .plan import coverage, default_plan, describe
 from .progress import make_progress
 from .redact import Redactor, key_from_env
@@ -39,15 +40,12 @@ NEXT_STEP = (
 @click.option(
     "-n",
     "--namespace",
-    default="tensor-fusion-sys",
-    show_default=True,
-    help="Namespace TensorFusion is installed in.",
+    help="Namespace TensorFusion is installed in (default: found from its operator pods, "
+    "webhook, CRDs and Helm release).",
 )
 @click.option(
     "--release",
-    default="tensor-fusion-sys",
-    show_default=True,
-    help="Helm release name of TensorFusion.",
+    help="Helm release name of TensorFusion (default: found like the namespace).",
 )
 @click.option(
     "-o",
@@ -180,17 +178,19 @@ def _max_size(value: str) -> int | None:
 def _print_plan(opts: CollectOptions) -> None:
     plan = default_plan(with_exec=True, with_metrics=True)
     steps = {s.id: s for s in plan}
-    click.echo(f"Collection plan (namespace {opts.namespace}, release {opts.release}):")
+    namespace = opts.namespace or "<found at run time>"
+    release = opts.release or "<found at run time>"
+    click.echo(f"Collection plan (namespace {namespace}, release {release}):")
     for section, commands in coverage(plan).items():
         click.echo(f"\n[{section}]")
         for command, step_id in commands:
             click.echo(f"  {command}")
-            click.echo(f"      covered by {step_id}: {describe(steps[step_id], opts.namespace)}")
+            click.echo(f"      covered by {step_id}: {describe(steps[step_id], namespace)}")
     uncited = [s for s in plan if not s.manual]
     if uncited:
         click.echo("\n[also collected]")
         for step in uncited:
-            click.echo(f"  {step.id}: {describe(step, opts.namespace)}")
+            click.echo(f"  {step.id}: {describe(step, namespace)}")
     if not opts.exec:
         click.echo("\n(--exec and --metrics steps run only when asked for)")
 
@@ -201,7 +201,7 @@ def _run(opts: CollectOptions) -> int:
     progress = make_progress(sys.stderr)
     try:
         with progress:
-            result = collect(opts, progress.update)
+            result = collect(opts, progress.update, _located)
     except KeyboardInterrupt:
         click.echo("tf-collect: interrupted; no bundle was written", err=True)
         _hard_exit(ExitCode.INTERRUPTED)
@@ -210,6 +210,18 @@ def _run(opts: CollectOptions) -> int:
         return int(exc.exit_code)
     _summary(result)  # interrupts are ignored from the moment the bundle exists
     return int(ExitCode.PARTIAL if result.failed else ExitCode.OK)
+
+
+def _located(found: Installation) -> None:
+    """Where the collection looks, and why, before it starts."""
+    if found.found:
+        click.echo(
+            f"TensorFusion: namespace {found.namespace}, release {found.release} "
+            f"(found: {'; '.join(found.found_by)})",
+            err=True,
+        )
+    for warning in found.warnings:
+        click.echo(f"warning: {warning}", err=True)
 
 
 def _summary(result: CollectResult) -> None:

@@ -26,10 +26,17 @@ def _tf_crd(obj: dict[str, Any], release: str) -> bool:
     return (obj.get("spec") or {}).get("group") == TF_GROUP
 
 
-def _tf_webhook(obj: dict[str, Any], release: str) -> bool:
+def is_tf_webhook(obj: dict[str, Any]) -> bool:
+    """A webhook configuration of TensorFusion's: a webhook named *.tensor-fusion.ai (the
+    chart's), or the kustomize install's `tensor-fusion-mutating-webhook-configuration`."""
     name = (obj.get("metadata") or {}).get("name", "")
     hooks = [w.get("name", "") for w in obj.get("webhooks") or []]
-    return name.startswith(release) or any(h.endswith("tensor-fusion.ai") for h in hooks)
+    return "tensor-fusion" in name or any(h.endswith(TF_GROUP) for h in hooks)
+
+
+def _tf_webhook(obj: dict[str, Any], release: str) -> bool:
+    name = (obj.get("metadata") or {}).get("name", "")
+    return name.startswith(release) or is_tf_webhook(obj)
 
 
 def _tf_workload(obj: dict[str, Any], release: str) -> bool:

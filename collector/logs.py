@@ -18,7 +18,7 @@ from .kube import CallFailed, Kube
 from .ledger import Job, Ledger, artifact_id
 from .plan import ALL_NAMESPACES, GrepLogStep, LogStep
 from .store import ObjectStore
-from .targets import component, needs_attention, ref
+from .targets import SELECTIONS, component, needs_attention, ref
 
 GREP_LIMIT_BYTES = 32 * 1024 * 1024  # the most of one log read to grep through
 
@@ -36,18 +36,30 @@ class Logs:
     _planned: set[tuple[str, str, str, bool]] = field(default_factory=set)
 
     def jobs(self, step: LogStep) -> list[Job]:
-        jobs: list[Job] = []
         scope = None if step.namespace == ALL_NAMESPACES else self.namespace
-        for pod in self.store.pods(scope):
-            if component(pod) not in step.components:
-                continue
-            if step.attention_only and not needs_attention(pod):
-                continue
-            jobs.extend(self.container_jobs(step.id, pod, step.init_containers))
+        picked = SELECTIONS[step.select] if step.select else None
+        pods = [
+            pod
+            for pod in self.store.pods(scope)
+            if (picked(pod, self.namespace) if picked else component(pod) in step.components)
+            and (not step.attention_only or needs_attention(pod))
+        ]
+        if step.max_pods is not None:
+            # Those that need attention first; sorted() keeps namespace/name order within.
+            pods = sorted(pods, key=lambda p: not needs_attention(p))[: step.max_pods]
+        tail = min(self.tail, step.tail) if step.tail else self.tail
+        jobs: list[Job] = []
+        for pod in pods:
+            jobs.extend(self.container_jobs(step.id, pod, step.init_containers, tail=tail))
         return jobs
 
     def container_jobs(
-        self, step_id: str, pod: dict[str, Any], init: bool, only: Iterable[str] | None = None
+        self,
+        step_id: str,
+        pod: dict[str, Any],
+        init: bool,
+        only: Iterable[str] | None = None,
+        tail: int | None = None,
     ) -> list[Job]:
         """A read of each container's log (init containers' too with `init`, only the
         containers named in `only` if given), and of its previous log where it restarted."""
@@ -77,7 +89,9 @@ class Logs:
                         continue
                     self._planned.add(key)
                     jobs.append(
-                        lambda c=name, i=is_init, pv=prev: self._log(step_id, pod, c, i, pv)
+                        lambda c=name, i=is_init, pv=prev: self._log(
+                            step_id, pod, c, i, pv, tail or self.tail
+                        )
                     )
         return jobs
 
@@ -92,7 +106,7 @@ class Logs:
         return jobs
 
     def _log(
-        self, step_id: str, pod: dict[str, Any], container: str, init: bool, prev: bool
+        self, step_id: str, pod: dict[str, Any], container: str, init: bool, prev: bool, tail: int
     ) -> None:
         r = ref(pod)
         art: dict[str, Any] = {
@@ -115,16 +129,16 @@ class Logs:
                 r.name,
                 container,
                 previous=prev,
-                tail=self.tail,
+                tail=tail,
                 since_seconds=self.since_seconds,
             )
             lines = _count_lines(text)
             member = log_member(r.namespace, r.name, container, prev)
             self.writer.put(member, text.encode())
             art.update(paths=[member], lines=lines)
-            # The API sends at most --tail lines; a full page means older lines were left.
-            if lines >= self.tail:
-                art.update(status="truncated", message=f"newest {self.tail} lines kept")
+            # The API sends at most `tail` lines; a full page means older lines were left.
+            if lines >= tail:
+                art.update(status="truncated", message=f"newest {tail} lines kept")
 
         self.ledger.attempt(art, f"logs {r}/{container}{' (previous)' if prev else ''}", work)
 

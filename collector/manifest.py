@@ -10,6 +10,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from . import __version__
+from .locate import Installation
 from .store import ObjectStore
 
 if TYPE_CHECKING:  # run.py imports this module
@@ -25,6 +26,7 @@ def build_manifest(
     artifacts: list[dict[str, Any]],
     server_version: dict[str, Any],
     tf_installed: bool | None,
+    installation: Installation,
     store: ObjectStore,
 ) -> dict[str, Any]:
     return {
@@ -55,10 +57,12 @@ def build_manifest(
             "context": context,
         },
         "tensorfusion": {
-            "namespace": opts.namespace,
-            "release": opts.release,
-            "version": tf_version(store, opts.namespace),
+            "namespace": installation.namespace,
+            "release": installation.release,
+            "version": tf_version(store, installation.namespace),
             "installed": tf_installed,
+            "found_by": list(installation.found_by),
+            "warnings": list(installation.warnings),
         },
         "redaction": {"enabled": True, "counts": {}, "files": {}},  # the writer fills it
         "artifacts": sorted(artifacts, key=lambda a: a["id"]),

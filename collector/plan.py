@@ -83,20 +83,25 @@ class ListStep:
 
 @dataclass(frozen=True)
 class LogStep:
-    """Container logs of TF component pods (found by label, never by name).
+    """Container logs of TF component pods (found by label, never by name), or of the pods
+    a named selection of collector.targets picks (`select`: workloads, nvidia-stack).
 
     `attention_only`: only pods that are unhealthy or restarted, and remote workers (local
     business pods carry component=worker too, and there may be thousands of them).
     Previous logs are read for containers that restarted: a crash's reason is in the log of
-    the run that died.
+    the run that died. `tail` overrides --tail when smaller; `max_pods` bounds the pods read,
+    those that need attention first.
     """
 
     id: str
     manual: Manual
-    components: tuple[str, ...]
+    components: tuple[str, ...] = ()
     namespace: str = TF_NAMESPACE
     init_containers: bool = False
     attention_only: bool = False
+    select: str | None = None
+    tail: int | None = None
+    max_pods: int | None = None
 
 
 @dataclass(frozen=True)
@@ -361,6 +366,18 @@ PLAN: tuple[Step, ...] = (
         resources=(WORKLOADS, CONNECTIONS, QUOTAS),
         namespace=ALL_NAMESPACES,
     ),
+    # The controller records Events on the namespaced resources too (a workload that cannot
+    # get its workers, a connection without a worker, a quota exceeded).
+    ListStep(
+        id="pod-pending/tf-object-events",
+        manual=(),
+        resources=(EVENTS,),
+        namespace=ALL_NAMESPACES,
+        field_selectors=tuple(
+            f"involvedObject.kind={kind}"
+            for kind in ("TensorFusionWorkload", "TensorFusionConnection", "GPUResourceQuota")
+        ),
+    ),
     MetricsStep(id="pod-pending/allocation-failures", manual=()),
     # ------------------------------------------------------------------ remote-gpu
     LogStep(
@@ -369,6 +386,26 @@ PLAN: tuple[Step, ...] = (
         components=("worker", "client"),
         namespace=ALL_NAMESPACES,
         attention_only=True,
+    ),
+    # A workload that logged a CUDA, NCCL or out-of-memory error and kept running is healthy
+    # to Kubernetes: only its log shows the fault, and its newest lines are enough.
+    LogStep(
+        id="cuda-oom/workload-logs",
+        manual=(),
+        namespace=ALL_NAMESPACES,
+        select="workloads",
+        tail=50,
+        max_pods=50,
+    ),
+    # What NVIDIA's stack printed on the GPU nodes: driver, toolkit, validator, device plugin.
+    LogStep(
+        id="cuda-libs/nvidia-stack-logs",
+        manual=(),
+        namespace=ALL_NAMESPACES,
+        init_containers=True,
+        select="nvidia-stack",
+        tail=100,
+        max_pods=50,
     ),
     # ------------------------------------------------------------------ in-container checks
     ExecStep(
@@ -451,10 +488,19 @@ def describe(step: Step, namespace: str) -> str:
     if isinstance(step, LogStep):
         init = " incl. init containers" if step.init_containers else ""
         who = " that need attention" if step.attention_only else ""
+        pods = {
+            "workloads": "TF and GPU workload pods",
+            "nvidia-stack": "NVIDIA GPU stack pods (driver, toolkit, validator, device plugin)",
+        }.get(step.select or "", f"tensor-fusion.ai/component={'|'.join(step.components)} pods")
+        most = (
+            f", at most {step.max_pods} pods, those needing attention first"
+            if step.max_pods
+            else ""
+        )
+        tail = f"newest {step.tail} lines" if step.tail else "tail"
         return (
-            f"logs of every container{init} of tensor-fusion.ai/component="
-            f"{'|'.join(step.components)} pods{who} {where.get(step.namespace, '')} "
-            "(tail, and --previous where restarted)"
+            f"logs of every container{init} of {pods}{who} {where.get(step.namespace, '')} "
+            f"({tail}, and --previous where restarted{most})"
         )
     if isinstance(step, GrepLogStep):
         return f'lines containing "{step.pattern}" in the whole {step.component} log'

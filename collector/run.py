@@ -15,7 +15,7 @@ import re
 import signal
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
@@ -32,6 +32,7 @@ from .exec_step import ExecChecks
 from .kube import CallFailed, Kube, connect
 from .ledger import Job, Ledger, ProgressFn
 from .lists import Lists
+from .locate import Installation, locate
 from .logs import Logs
 from .manifest import build_manifest
 from .plan import (
@@ -57,8 +58,8 @@ from .targets import Targets, find_targets, parse_refs
 class CollectOptions:
     kubeconfig: str | None = None
     context: str | None = None
-    namespace: str = "tensor-fusion-sys"
-    release: str = "tensor-fusion-sys"
+    namespace: str | None = None  # None: found by collector.locate
+    release: str | None = None
     output: Path | None = None
     tail: int = 200
     since_seconds: int | None = None
@@ -87,6 +88,7 @@ class CollectResult:
     requests: int
     redaction: dict[str, Any] = field(default_factory=dict)
     max_size: int | None = None
+    installation: Installation | None = None
 
     def by_status(self) -> dict[str, int]:
         counts: dict[str, int] = {}
@@ -112,7 +114,13 @@ def now_utc() -> datetime:
     return datetime.now(timezone.utc).replace(microsecond=0)
 
 
-def collect(opts: CollectOptions, progress: ProgressFn | None = None) -> CollectResult:
+def collect(
+    opts: CollectOptions,
+    progress: ProgressFn | None = None,
+    located: Callable[[Installation], None] | None = None,
+) -> CollectResult:
+    """Collect a bundle; `located` hears where TensorFusion was found before collection
+    starts, `progress` each call that ends."""
     conn = connect(opts.kubeconfig, opts.context)
     kube = Kube(conn, qps=opts.qps, timeout=opts.request_timeout)
     started = time.monotonic()
@@ -126,7 +134,11 @@ def collect(opts: CollectOptions, progress: ProgressFn | None = None) -> Collect
         deadline = started + opts.overall_timeout if opts.overall_timeout else None
         ledger = Ledger(progress or (lambda *_: None), deadline=deadline)
         server_version, tf_installed = preflight(kube)
-        run = _Run(kube, opts, writer, ledger, tf_installed)
+        installation = locate(kube, opts.namespace, opts.release)
+        if located is not None:
+            located(installation)
+        resolved = replace(opts, namespace=installation.namespace, release=installation.release)
+        run = _Run(kube, resolved, writer, ledger, tf_installed)
         run.execute(default_plan(with_exec=opts.exec, with_metrics=opts.metrics))
         manifest = build_manifest(
             opts,
@@ -136,6 +148,7 @@ def collect(opts: CollectOptions, progress: ProgressFn | None = None) -> Collect
             artifacts=ledger.artifacts,
             server_version=server_version,
             tf_installed=tf_installed,
+            installation=installation,
             store=run.store,
         )
         path = writer.finish(manifest)
@@ -159,6 +172,7 @@ def collect(opts: CollectOptions, progress: ProgressFn | None = None) -> Collect
         requests=kube.requests,
         redaction=redactor.summary(),
         max_size=opts.max_size,
+        installation=installation,
     )
 
 

@@ -8,7 +8,8 @@ Workloads are pods carrying any `tensor-fusion.ai/` label or annotation, or requ
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -50,6 +51,35 @@ def requests_native_gpu(pod: dict[str, Any]) -> bool:
             if any(k == NATIVE_GPU or k.startswith("nvidia.com/mig-") for k in res.get(part) or {}):
                 return True
     return False
+
+
+# Images of NVIDIA's GPU stack: the GPU Operator and its operands (driver, container toolkit,
+# validator, MIG manager, DCGM exporter), the device plugin and GPU feature discovery, as
+# nvcr.io and the managed platforms (GKE's nvidia-gpu-device-plugin, driver installers) name them.
+_NVIDIA_STACK = re.compile(
+    r"nvidia.*(device-plugin|gpu-operator|container-toolkit|validator|feature-discovery|dcgm"
+    r"|driver|mig-manager)"
+)
+
+
+def runs_nvidia_stack(pod: dict[str, Any]) -> bool:
+    return any(_NVIDIA_STACK.search(c.get("image") or "") for c in _containers(pod))
+
+
+def is_workload(pod: dict[str, Any], tf_namespace: str) -> bool:
+    """A pod that uses GPUs through TensorFusion or natively: not one of TensorFusion's own."""
+    return (
+        ref(pod).namespace != tf_namespace
+        and component(pod) not in ("operator", "hypervisor")
+        and is_tf_related(pod)
+    )
+
+
+# Pod selections a log step may name (plan.LogStep.select): predicate(pod, TF namespace).
+SELECTIONS: dict[str, Callable[[dict[str, Any], str], bool]] = {
+    "workloads": is_workload,
+    "nvidia-stack": lambda pod, _ns: runs_nvidia_stack(pod),
+}
 
 
 def needs_attention(pod: dict[str, Any]) -> bool:

@@ -65,6 +65,12 @@ def test_baseline_bundle_contents(emulator, tmp_path: Path) -> None:
         "release": NS,
         "version": manifest["tensorfusion"]["version"],
         "installed": True,
+        "found_by": [
+            f"2 hypervisor pods in {NS}",
+            f"operator pod {NS}/tensor-fusion-sys-controller-6b8f9d7c54-9xk2m",
+            f"webhook mpod.tensor-fusion.ai served by {NS}/tensor-fusion-sys-webhook",
+        ],
+        "warnings": [],
     }
     assert manifest["tensorfusion"]["version"]
     # Secrets are never read.
