@@ -35,7 +35,9 @@ def unhealthy_reason(pod: dict[str, Any]) -> str | None:
         if waiting and waiting.get("reason") in _BAD_WAITING:
             return waiting["reason"]
         last = (cs.get("lastState") or {}).get("terminated") or {}
-        if last.get("reason") in ("OOMKilled", "Error"):
+        # StartError/ContainerCannotRun: the runtime could not start it (a missing library
+        # or device, nvidia-container-cli failing); the message says why.
+        if last.get("reason") in ("OOMKilled", "Error", "StartError", "ContainerCannotRun"):
             return f"restarted ({last['reason']})"
         if phase == "Running" and not cs.get("ready") and not state.get("terminated"):
             return "not ready"
