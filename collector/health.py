@@ -11,6 +11,8 @@ _BAD_WAITING = {
     "CreateContainerConfigError",
     "CreateContainerError",
     "InvalidImageName",
+    "RegistryUnavailable",
+    "SignatureValidationFailed",
     "RunContainerError",
     "ContainerCreating",
     "PodInitializing",

@@ -107,11 +107,21 @@ def stuck_in_init(pod: dict[str, Any]) -> list[str]:
     return stuck
 
 
+# CRI-O's kubelets say RegistryUnavailable and SignatureValidationFailed where containerd's
+# say ErrImagePull.
+IMAGE_PULL_REASONS = (
+    "ImagePullBackOff",
+    "ErrImagePull",
+    "RegistryUnavailable",
+    "SignatureValidationFailed",
+)
+
+
 def image_pull_failing(pod: dict[str, Any]) -> bool:
     status = pod.get("status") or {}
     for cs in (status.get("containerStatuses") or []) + (status.get("initContainerStatuses") or []):
         reason = ((cs.get("state") or {}).get("waiting") or {}).get("reason")
-        if reason in ("ImagePullBackOff", "ErrImagePull"):
+        if reason in IMAGE_PULL_REASONS:
             return True
     return False
 

@@ -262,8 +262,9 @@ def log_lines(bundle: Bundle, pod: dict[str, Any], spec: LogSpec) -> list[str]:
     if spec.which == (True,) and not bundle.has_logs(ns, name):
         return []  # no previous run was read of any of its containers: none had restarted
     pod_spec = pod.get("spec") or {}
-    present = [c.get("name") for c in pod_spec.get("containers", ())]
-    present += [c.get("name") for c in pod_spec.get("initContainers") or ()]
+    main = [c.get("name") for c in pod_spec.get("containers", ())]
+    init = [c.get("name") for c in pod_spec.get("initContainers") or ()]
+    present = main + init
     wanted = present if spec.containers is None else [c for c in spec.containers if c in present]
     lines: list[str] = []
     for container in wanted:
@@ -272,6 +273,11 @@ def log_lines(bundle: Bundle, pod: dict[str, Any], spec: LogSpec) -> list[str]:
             if log is None:
                 if previous:
                     continue  # never attempted: the container had not restarted
+                if spec.containers is None and container in init and container not in main:
+                    # "Every container": tf-collect reads init containers' logs only where
+                    # they can hold the fault (a pod stuck in Init, a hypervisor); one that
+                    # finished is no reason to leave the app's own log unread.
+                    continue
                 raise Unavailable(Missing.of("logs_not_collected"), f"{ns}/{name}/{container}")
             if not log.collected:
                 kind = "previous_logs_failed" if previous else "logs_failed"

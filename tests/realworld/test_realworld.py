@@ -15,6 +15,18 @@ from public sources (issue threads, the tools' source), each with its source:
           - text: ...
             source: ...
             why: what makes it look like the row and why it is not
+        # Optional: the sample also fires the row on something the swap does not touch (a
+        # status, an event reason), so a text placed here cannot show that it is needed.
+        not_decisive: why
+        # Optional: what stands for "no fault" at this place when it is a value, not a message
+        # (default: a neutral sentence).
+        neutral: dynamic
+        # Optional, for a row that fires on a status and quotes the log (a catch-all): a line
+        # of each text must appear in the finding's evidence.
+        quotes: true
+
+A place is decisive when a neutral text in place of the marker silences the row: only then
+does a real text firing it prove that the rule reads that text.
 
 A text replaces, in a copy of the sample, every JSON string holding the marker (an event
 message, a container status message) and every log line holding it (a multi-line text becomes
@@ -35,6 +47,7 @@ from scenariokit import SAMPLES
 from variantkit import Members, Variant, rewrite_text
 
 from analyzer.bundle import Bundle
+from analyzer.results import Finding
 from analyzer.rules.engine import analyze
 from analyzer.rules.loading import Rule, load_rules
 from analyzer.rules.manual import load_manual
@@ -51,6 +64,7 @@ class Case:
     text: str
     source: str
     fires: bool
+    quotes: bool = False
 
     @property
     def id(self) -> str:
@@ -81,6 +95,7 @@ def cases() -> list[Case]:
                             entry["text"].rstrip("\n"),
                             entry["source"],
                             fires,
+                            bool(place.get("quotes")),
                         )
                     )
     return out
@@ -116,9 +131,12 @@ def sample(name: str) -> Members:
     return _MEMBERS[name]
 
 
+def findings(members: Members, rules: list[Rule], tmp_path: Path) -> list[Finding]:
+    return analyze(Bundle.open(Variant(members).write(tmp_path)), rules).findings()
+
+
 def fired_rows(members: Members, rules: list[Rule], tmp_path: Path) -> set[str]:
-    analysis = analyze(Bundle.open(Variant(members).write(tmp_path)), rules)
-    return {key for f in analysis.findings() for key in f.manual}
+    return {key for f in findings(members, rules, tmp_path) for key in f.manual}
 
 
 CASES = cases()
@@ -127,21 +145,43 @@ CASES = cases()
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_real_text_fires_its_row(case: Case, rules: list[Rule], tmp_path: Path) -> None:
     members = swap(sample(case.scenario), case.marker, case.text)
-    fired = fired_rows(members, rules, tmp_path)
-    if case.fires:
-        assert case.row in fired, f"{case.row} missed a real text from {case.source}"
-    else:
-        assert case.row not in fired, f"{case.row} fired on a near miss from {case.source}"
+    found = [f for f in findings(members, rules, tmp_path) if case.row in f.manual]
+    if not case.fires:
+        assert found == [], f"{case.row} fired on a near miss from {case.source}"
+        return
+    assert found, f"{case.row} missed a real text from {case.source}"
+    if case.quotes:
+        lines = [line.strip() for line in case.text.splitlines() if line.strip()]
+        evidence = [e for f in found for e in f.evidence]
+        assert any(line in e for line in lines for e in evidence), "evidence quotes no line of it"
+
+
+NEUTRAL = "Normal operation, nothing to report."
+
+
+def places() -> list[tuple[str, dict[str, Any]]]:
+    return [(load(p)["row"], place) for p in corpus_files() for place in load(p)["places"]]
 
 
 def test_each_sample_fires_its_row_before_the_swap(rules: list[Rule], tmp_path: Path) -> None:
     """The swap proves something only if the row fires on the untouched sample."""
-    places = {(c.row, c.scenario) for c in CASES}
     missing = []
-    for i, (row, scenario) in enumerate(sorted(places)):
+    for i, (row, scenario) in enumerate(sorted({(r, p["scenario"]) for r, p in places()})):
         if row not in fired_rows(sample(scenario), rules, tmp_path / str(i)):
             missing.append(f"{row} on {scenario}")
     assert missing == []
+
+
+def test_each_place_is_decisive_or_says_why_not(rules: list[Rule], tmp_path: Path) -> None:
+    """A neutral text at the marker silences the row, unless the place says why it cannot."""
+    wrong = []
+    for i, (row, place) in enumerate(places()):
+        members = swap(sample(place["scenario"]), place["marker"], place.get("neutral", NEUTRAL))
+        silenced = row not in fired_rows(members, rules, tmp_path / str(i))
+        if silenced == bool(place.get("not_decisive")):
+            state = "is decisive but says it is not" if silenced else "is not decisive"
+            wrong.append(f"{row} on {place['scenario']} at {place['marker']!r} {state}")
+    assert wrong == []
 
 
 def test_corpus_files_are_well_formed() -> None:
