@@ -28,7 +28,8 @@ from .run import AnalyzeOptions, run_analysis
     "-o",
     "--output",
     type=click.Path(dir_okay=False, path_type=Path),
-    help="Report file (default: standard output).",
+    help="Report file, a regular file replaced whole if it exists (default, or -: standard "
+    "output).",
 )
 @click.option(
     "--lang", type=click.Choice(["en", "zh"]), help="Report language (default: from LC_ALL/LANG)."
@@ -91,6 +92,8 @@ def main(
                 announce=lambda line: click.echo(line, err=True),
             )
             return
+        if output == Path("-"):
+            output = None
         if output is not None and fmt is None:
             fmt = {".md": "md", ".html": "html", ".htm": "html", ".json": "json"}.get(output.suffix)
             if fmt is None:

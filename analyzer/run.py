@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import outputs
 
 from .bundle import Bundle, Limits
 from .errors import BundleError, OutputError
@@ -64,21 +64,11 @@ def _open_baseline(path: Path, limits: Limits) -> Bundle:
 
 
 def write_atomic(path: Path, text: str) -> Path:
-    """Write `text` to `path` via a temporary file in the same directory and a rename."""
-    parent = path.parent if str(path.parent) else Path(".")
-    if not parent.is_dir():
-        raise OutputError(f"output directory {parent} does not exist")
-    if path.is_dir():
-        raise OutputError(f"output path {path} is a directory")
+    """Write the report to `path`: a regular file, replaced whole if it exists; never a
+    device, a directory or a link."""
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=parent)
-    except OSError as exc:
-        raise OutputError(f"cannot write in {parent}: {exc.strerror}") from exc
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except OSError as exc:
-        Path(tmp).unlink(missing_ok=True)
-        raise OutputError(f"cannot write {path}: {exc.strerror}") from exc
-    return path
+        return outputs.write(
+            path, lambda fh: fh.write(text.encode("utf-8")), replace=True, what="report"
+        )
+    except outputs.OutputRefused as exc:
+        raise OutputError(str(exc)) from None

@@ -7,12 +7,14 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
+import outputs
 from emulator.cluster import ClusterData, LogKey
 from emulator.scenario import version_info
 from emulator.server import Emulator
 from k8s.types import ResourceType, crd_type
 
 from .bundle import Bundle
+from .errors import OutputError
 
 
 def cluster_from_bundle(bundle: Bundle) -> ClusterData:
@@ -58,9 +60,13 @@ def serve_bundle(
 ) -> None:
     """Serve until SIGINT/SIGTERM; the kubeconfig appears only once the server listens."""
     bundle = Bundle.open(path)
+    _check_kubeconfig(kubeconfig)
     stop = threading.Event()
     with Emulator(cluster_from_bundle(bundle), port=port) as emu:
-        emu.write_kubeconfig(kubeconfig, context="tf-bundle", namespace=bundle.tf_namespace)
+        text = emu.kubeconfig_text(context="tf-bundle", namespace=bundle.tf_namespace)
+        outputs.write(
+            kubeconfig, lambda fh: fh.write(text.encode()), replace=False, what="kubeconfig"
+        )
         announce(f"Serving {path} read-only at {emu.url}")
         announce(f"  kubectl --kubeconfig {kubeconfig} get pods -A -o wide")
         announce("Press Ctrl-C to stop.")
@@ -68,3 +74,14 @@ def serve_bundle(
             signal.signal(sig, lambda *_: stop.set())
         stop.wait()
     kubeconfig.unlink(missing_ok=True)
+
+
+def _check_kubeconfig(path: Path) -> None:
+    """Refuse a kubeconfig path that exists: it may be another server's, still in use."""
+    try:
+        outputs.check(path, replace=False, what="kubeconfig")
+    except outputs.OutputRefused as exc:
+        raise OutputError(
+            f"{exc} (another tf-analyze --serve may be using it); remove it or give "
+            "--kubeconfig-out another path"
+        ) from None

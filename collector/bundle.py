@@ -22,12 +22,15 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import outputs
 import tf_support_schemas as schemas
 
 from .budget import newest_lines
 from .errors import OutputError
 from .redact import Redactor, Structure
 from .redact.manifest import redact_manifest
+
+FORCE_HINT = "use --force to replace it (it may be the bundle a --baseline needs)"
 
 try:  # Python 3.14+
     from compression import zstd  # type: ignore[import-not-found]
@@ -101,16 +104,17 @@ class BundleWriter:
     the writer makes its own (redaction is never off).
     """
 
-    def __init__(self, final_path: Path, *, redactor: Redactor | None = None) -> None:
+    def __init__(
+        self, final_path: Path, *, redactor: Redactor | None = None, replace: bool = False
+    ) -> None:
         self.final_path = final_path
+        self.replace = replace  # --force: an existing regular file may be replaced
         self.redactor = redactor if redactor is not None else Redactor()
-        parent = final_path.parent
-        if not parent.is_dir():
-            raise OutputError(f"output directory {parent} does not exist")
-        if not os.access(parent, os.W_OK):
-            raise OutputError(f"output directory {parent} is not writable")
-        if final_path.is_dir():
-            raise OutputError(f"output path {final_path} is a directory")
+        parent = final_path.parent if str(final_path.parent) else Path(".")
+        try:
+            outputs.check(final_path, replace=replace, what="bundle", force_hint=FORCE_HINT)
+        except outputs.OutputRefused as exc:
+            raise OutputError(str(exc)) from None
         try:
             self._staging = Path(tempfile.mkdtemp(prefix=f".{final_path.name}.", dir=parent))
         except OSError as exc:
@@ -220,7 +224,10 @@ class BundleWriter:
             signal.pthread_sigmask(signal.SIG_BLOCK, blocked)
         try:
             assert self._tmp is not None
-            os.replace(self._tmp, self.final_path)
+            try:
+                outputs.publish(self._tmp, self.final_path, replace=self.replace)
+            except outputs.OutputRefused as exc:
+                raise OutputError(str(exc)) from None
             self._tmp = None
             self.committed = True
         finally:

@@ -51,7 +51,8 @@ NEXT_STEP = (
     "-o",
     "--output",
     type=click.Path(dir_okay=False, path_type=Path),
-    help="Bundle path (default: tf-bundle-<context>-<UTC time>.tar.zst).",
+    help="Bundle path, which must not exist (default: a new tf-support-<context>-<UTC time>"
+    ".tar.zst in the current directory).",
 )
 @click.option(
     "--tail",
@@ -143,6 +144,12 @@ NEXT_STEP = (
     callback=lambda _ctx, _param, value: _max_size(value),
     help="Size budget of the bundle (20MB, 5MiB, 0 for none): over it, the oldest log lines "
     "are left out, and the manifest and the summary say which.",
+)
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Replace an existing bundle (or redaction map) at -o; only a regular file is ever "
+    "replaced.",
 )
 @click.option("--dry-run", is_flag=True, help="Print the collection plan; collect nothing.")
 @click.version_option(__version__, prog_name="tf-collect")

@@ -23,6 +23,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+import outputs
+
 from .budget import DEFAULT_MAX_SIZE, fit
 from .bundle import BundleWriter
 from .describe import Describe
@@ -76,6 +78,7 @@ class CollectOptions:
     greptime_service: str = "greptimedb-standalone:4000"
     redact_public_ips: bool = False
     redaction_map: Path | None = None  # original -> placeholder, written outside the bundle
+    force: bool = False  # an existing regular file at the output (or map) path may be replaced
     max_size: int | None = DEFAULT_MAX_SIZE  # bytes of the compressed bundle; None: no budget
 
 
@@ -102,8 +105,11 @@ class CollectResult:
 
 
 def default_output(context: str | None, now: datetime) -> Path:
+    """A new name in the current directory: tf-support-<context>-<UTC time>.tar.zst."""
     ctx = re.sub(r"[^A-Za-z0-9._-]", "_", context or "cluster")
-    return Path(f"tf-bundle-{ctx}-{now.strftime('%Y%m%dT%H%M%SZ')}.tar.zst")
+    return outputs.unique(
+        Path("."), f"tf-support-{ctx}-{now.strftime('%Y%m%dT%H%M%SZ')}", ".tar.zst"
+    )
 
 
 def now_utc() -> datetime:
@@ -126,10 +132,10 @@ def collect(
     started = time.monotonic()
     created = now_utc()
     out = opts.output or default_output(conn.context, created)
-    check_map_path(opts.redaction_map, out)
+    check_map_path(opts.redaction_map, out, replace=opts.force)
     # One redactor per run: its key exists only in this process, never in the bundle.
     redactor = Redactor(key=key_from_env(), public_ips=opts.redact_public_ips)
-    writer = BundleWriter(out, redactor=redactor)
+    writer = BundleWriter(out, redactor=redactor, replace=opts.force)
     try:
         deadline = started + opts.overall_timeout if opts.overall_timeout else None
         ledger = Ledger(progress or (lambda *_: None), deadline=deadline)
@@ -163,7 +169,7 @@ def collect(
         raise
     ignore_interrupts()
     if opts.redaction_map is not None:
-        write_map(opts.redaction_map, redactor, path)
+        write_map(opts.redaction_map, redactor, path, replace=opts.force)
     return CollectResult(
         path=path,
         size=path.stat().st_size,

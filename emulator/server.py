@@ -165,10 +165,8 @@ class Emulator:
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
-    def write_kubeconfig(
-        self, path: Path | str, context: str = "tf-emulated", namespace: str | None = None
-    ) -> Path:
-        """Write a kubeconfig (no auth) pointing at this emulator; returns the path."""
+    def kubeconfig_text(self, context: str = "tf-emulated", namespace: str | None = None) -> str:
+        """A kubeconfig (no auth) pointing at this emulator, as YAML text."""
         ctx: dict[str, Any] = {"cluster": context, "user": context}
         if namespace:
             ctx["namespace"] = namespace
@@ -181,9 +179,15 @@ class Emulator:
             "users": [{"name": context, "user": {}}],
             "preferences": {},
         }
+        return yaml.safe_dump(config, sort_keys=False)
+
+    def write_kubeconfig(
+        self, path: Path | str, context: str = "tf-emulated", namespace: str | None = None
+    ) -> Path:
+        """Write `kubeconfig_text()` to `path` (the tests' own files); returns the path."""
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+        path.write_text(self.kubeconfig_text(context, namespace), encoding="utf-8")
         return path
 
     def objects(self, rtype: ResourceType) -> list[dict[str, Any]]:

@@ -1,5 +1,5 @@
 """The house reads one way: collector -> bundle contract <- analyzer, the emulator beside them,
-and Kubernetes helpers in k8s/, which imports none of them. Files hold one thing each, and
+Kubernetes helpers in k8s/ and the output-path policy in outputs/, which import none of them. Files hold one thing each, and
 process-wide switches live in the command-line entry points only."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("analyzer", "collector", "emulator", "k8s", "schemas")
+PACKAGES = ("analyzer", "collector", "emulator", "k8s", "outputs", "schemas")
 # Modules that may import the emulator: `tf-analyze --serve` serves a bundle with it.
 SERVES = {"analyzer/serve.py"}
 # The one module of the collector that may call the analyzer on the bundle it just wrote.
@@ -42,12 +42,13 @@ def _imported(path: Path) -> set[str]:
 
 ALLOWED = {
     "k8s": set(),
+    "outputs": set(),
     "schemas": set(),
     "emulator": {"k8s"},
-    "collector": {"k8s", "tf_support_schemas"},
-    "analyzer": {"k8s", "tf_support_schemas", "tf_support_rules", "tf_support_manual"},
+    "collector": {"k8s", "outputs", "tf_support_schemas"},
+    "analyzer": {"k8s", "outputs", "tf_support_schemas", "tf_support_rules", "tf_support_manual"},
 }
-OURS = {"analyzer", "collector", "emulator", "k8s", "schemas", "tf_support_schemas"}
+OURS = {"analyzer", "collector", "emulator", "k8s", "outputs", "schemas", "tf_support_schemas"}
 
 
 @pytest.mark.parametrize("path", _sources(), ids=_rel)

@@ -7,9 +7,9 @@ only, so that the customer can tell which node `ip-10-37-152-9` is when support 
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
+
+import outputs
 
 from ..errors import OutputError
 from .engine import Redactor
@@ -18,30 +18,29 @@ NOTE = (
     "Original values and the placeholders that replaced them in the output named above. "
     "Keep this file to yourself: it is not part of the output and must never be sent with it."
 )
+FORCE_HINT = "use --force to replace it"
 
 
-def check_map_path(map_path: Path | None, output: Path) -> None:
-    """Refuse, before any work, a map path that is the output or inside it, or unwritable."""
+def check_map_path(map_path: Path | None, output: Path, *, replace: bool = False) -> None:
+    """Refuse, before any work, a map path that is the output or inside it, or that may not
+    be written (an existing map is replaced only with --force: it names an earlier bundle)."""
     if map_path is None:
         return
     target, out = map_path.resolve(), output.resolve()
     if target == out or out in target.parents:
         raise OutputError(f"the redaction map {map_path} must be outside the output {output}")
-    if target.is_dir():
-        raise OutputError(f"the redaction map path {map_path} is a directory")
-    if not target.parent.is_dir() or not os.access(target.parent, os.W_OK):
-        raise OutputError(f"cannot write the redaction map in {map_path.parent}")
+    try:
+        outputs.check(map_path, replace=replace, what="redaction map", force_hint=FORCE_HINT)
+    except outputs.OutputRefused as exc:
+        raise OutputError(str(exc)) from None
 
 
-def write_map(map_path: Path, redactor: Redactor, output: Path) -> None:
+def write_map(map_path: Path, redactor: Redactor, output: Path, *, replace: bool = False) -> None:
     doc = {"output": str(output), "note": NOTE, "map": redactor.mapping()}
     data = (json.dumps(doc, indent=1, ensure_ascii=False) + "\n").encode()
-    fd, tmp = tempfile.mkstemp(prefix=f".{map_path.name}.", dir=map_path.parent)
     try:
-        os.fchmod(fd, 0o600)
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, map_path)
-    except OSError as exc:
-        Path(tmp).unlink(missing_ok=True)
-        raise OutputError(f"cannot write the redaction map {map_path}: {exc.strerror}") from exc
+        outputs.write(
+            map_path, lambda fh: fh.write(data), replace=replace, what="redaction map", mode=0o600
+        )
+    except outputs.OutputRefused as exc:
+        raise OutputError(str(exc)) from None
