@@ -11,6 +11,7 @@ class ExitCode(IntEnum):
     USAGE = 2  # bad options (click's own code)
     RULES = 3  # a rule file is invalid
     OUTPUT = 4  # the report could not be written
+    PORT = 5  # --serve could not listen on --port (in use, or not allowed)
     NOT_A_BUNDLE = 10  # not zstd, not tar, unreadable or empty
     TRUNCATED = 11  # the compressed stream or the tar ends early
     MANIFEST = 12  # manifest.json missing, not JSON or not matching its schema
@@ -39,3 +40,7 @@ class RuleLoadError(AnalyzerError):
 
 class OutputError(AnalyzerError):
     exit_code = ExitCode.OUTPUT
+
+
+class PortError(AnalyzerError):
+    exit_code = ExitCode.PORT

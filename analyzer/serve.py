@@ -14,7 +14,7 @@ from emulator.server import Emulator
 from k8s.types import ResourceType, crd_type
 
 from .bundle import Bundle
-from .errors import OutputError
+from .errors import OutputError, PortError
 
 
 def cluster_from_bundle(bundle: Bundle) -> ClusterData:
@@ -62,7 +62,11 @@ def serve_bundle(
     bundle = Bundle.open(path)
     _check_kubeconfig(kubeconfig)
     stop = threading.Event()
-    with Emulator(cluster_from_bundle(bundle), port=port) as emu:
+    try:
+        server = Emulator(cluster_from_bundle(bundle), port=port)
+    except OSError as exc:
+        raise PortError(f"cannot serve on port {port}: {exc.strerror or exc}") from None
+    with server as emu:
         text = emu.kubeconfig_text(context="tf-bundle", namespace=bundle.tf_namespace)
         outputs.write(
             kubeconfig, lambda fh: fh.write(text.encode()), replace=False, what="kubeconfig"

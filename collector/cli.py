@@ -216,7 +216,7 @@ def _run(opts: CollectOptions) -> int:
         click.echo(f"tf-collect: {exc}", err=True)
         return int(exc.exit_code)
     _summary(result)  # interrupts are ignored from the moment the bundle exists
-    return int(ExitCode.PARTIAL if result.failed else ExitCode.OK)
+    return int(ExitCode.PARTIAL if result.failed or result.warnings else ExitCode.OK)
 
 
 def _located(found: Installation) -> None:
@@ -255,6 +255,8 @@ def _summary(result: CollectResult) -> None:
         what = art.get("resource") or f"logs {art.get('pod')}/{art.get('container')}"
         where = art.get("namespace") or "cluster"
         click.echo(f"  {art['status']}: {what} ({where}): {art.get('message', '')}", err=True)
+    for warning in result.warnings:
+        click.echo(f"warning: {warning}", err=True)
     click.echo(f"Bundle: {result.path} ({_size(result.size)})", err=True)
     click.echo(NEXT_STEP, err=True)
     click.echo(str(result.path))

@@ -27,6 +27,7 @@ def build_manifest(
     server_version: dict[str, Any],
     tf_installed: bool | None,
     installation: Installation,
+    warnings: list[str],
     store: ObjectStore,
 ) -> dict[str, Any]:
     return {
@@ -62,8 +63,8 @@ def build_manifest(
             "version": tf_version(store, installation.namespace),
             "installed": tf_installed,
             "found_by": list(installation.found_by),
-            "warnings": list(installation.warnings),
         },
+        "warnings": list(warnings),
         "redaction": {"enabled": True, "counts": {}, "files": {}},  # the writer fills it
         "artifacts": sorted(artifacts, key=lambda a: a["id"]),
     }

@@ -92,6 +92,7 @@ class CollectResult:
     redaction: dict[str, Any] = field(default_factory=dict)
     max_size: int | None = None
     installation: Installation | None = None
+    warnings: list[str] = field(default_factory=list)  # the manifest's: the run exits 3
 
     def by_status(self) -> dict[str, int]:
         counts: dict[str, int] = {}
@@ -155,6 +156,7 @@ def collect(
             server_version=server_version,
             tf_installed=tf_installed,
             installation=installation,
+            warnings=[*installation.warnings, *run.warnings],
             store=run.store,
         )
         path = writer.finish(manifest)
@@ -179,6 +181,7 @@ def collect(
         redaction=redactor.summary(),
         max_size=opts.max_size,
         installation=installation,
+        warnings=manifest["warnings"],
     )
 
 
@@ -231,6 +234,7 @@ class _Run:
         self.ledger = ledger
         self.store = ObjectStore(writer.redactor)
         self.extra = tuple(parse_refs(opts.pods))
+        self.warnings: list[str] = []
         ns = opts.namespace
         self.lists = Lists(
             kube,
@@ -289,6 +293,9 @@ class _Run:
         self._run_jobs(first)
         self._run_jobs(self.lists.fallback_jobs())
         found = find_targets(self.store.pods(), self.opts.namespace, self.extra)
+        self.warnings.extend(
+            f"pod {r} was not found (--pod)" for r in self.extra if self.store.pod(r) is None
+        )
         targets = replace(
             found,
             workload_namespaces=tuple(

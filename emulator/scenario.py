@@ -76,7 +76,9 @@ HELM_KEYS = {
 HELM_SECRET_TYPE = "helm.sh/release.v1"
 # `collect`: extra tf-collect arguments the round-trip tests use for this scenario
 # (e.g. ["--exec"]); the loader only checks that it is a list of strings.
-SCENARIO_KEYS = {"description", "base", "serverVersion", "include", "delete", "collect"}
+SCENARIO_KEYS = {
+    "description", "base", "serverVersion", "include", "delete", "collect", "collect_exit"
+}  # fmt: skip
 DEFAULT_SERVER_VERSION = "v1.30.4"
 # A fixed time for objects that do not say when they were created: stable, obviously synthetic.
 DEFAULT_CREATION_TIMESTAMP = "2025-01-01T00:00:00Z"
@@ -170,6 +172,11 @@ def _read_meta(path: Path) -> dict[str, Any]:
 def collect_args(path: Path) -> list[str]:
     """The extra tf-collect arguments a scenario asks its round trip to use."""
     return list(_read_meta(path).get("collect", []))
+
+
+def collect_exit(path: Path) -> int:
+    """The exit code tf-collect gives on the scenario (3: a bundle, with warnings)."""
+    return int(_read_meta(path).get("collect_exit", 0))
 
 
 def _load_layer(path: Path, stack: tuple[Path, ...]) -> _Layer:

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from emulator.collect import collect
-from emulator.scenario import collect_args, load_scenario, scenario_names
+from emulator.scenario import collect_args, collect_exit, load_scenario, scenario_names
 from emulator.server import Emulator
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_bundles"
@@ -29,9 +29,10 @@ def make(name: str) -> Path:
     out = SAMPLES / f"{name}.tar.zst"
     with Emulator(load_scenario(SAMPLES / name)) as emu:
         proc = collect(
-            emu, out, *collect_args(SAMPLES / name), context=f"sample-{name}", env=SAMPLE_ENV
+            emu, out, "--force", *collect_args(SAMPLES / name), context=f"sample-{name}",
+            env=SAMPLE_ENV,
         )
-    if proc.returncode != 0:
+    if proc.returncode != collect_exit(SAMPLES / name):
         raise SystemExit(f"{name}: tf-collect exited {proc.returncode}: {proc.stderr.strip()}")
     return out
 

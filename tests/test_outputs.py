@@ -6,6 +6,7 @@ device, a directory or a link or creates a missing directory."""
 from __future__ import annotations
 
 import os
+import socket
 import stat
 import subprocess
 import sys
@@ -191,3 +192,14 @@ def test_serve_never_takes_over_a_kubeconfig_or_makes_a_directory(tmp_path: Path
     assert proc.returncode == 4
     assert "does not exist" in proc.stderr
     assert not missing.parent.exists()
+
+
+def test_serve_on_a_busy_port_is_one_line(tmp_path: Path) -> None:
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        proc = _analyze("--serve", "--port", str(port), cwd=tmp_path)
+    assert proc.returncode == 5
+    assert proc.stderr.strip() == f"tf-analyze: cannot serve on port {port}: Address already in use"
+    assert list(tmp_path.iterdir()) == []  # no kubeconfig left behind

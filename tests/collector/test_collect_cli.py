@@ -70,8 +70,8 @@ def test_baseline_bundle_contents(emulator, tmp_path: Path) -> None:
             f"operator pod {NS}/tensor-fusion-sys-controller-6b8f9d7c54-9xk2m",
             f"webhook mpod.tensor-fusion.ai served by {NS}/tensor-fusion-sys-webhook",
         ],
-        "warnings": [],
     }
+    assert manifest["warnings"] == []
     assert manifest["tensorfusion"]["version"]
     # Secrets are never read.
     assert not any(a.get("resource") == "secrets" for a in manifest["artifacts"])

@@ -22,11 +22,11 @@ from emulator.server import Emulator
 GKE = "healthy-gke"  # TensorFusion in tf-system, Helm release tensor-fusion
 
 
-def _collect(tmp_path: Path, *args: str) -> tuple[str, dict[str, Any], set[str]]:
+def _collect(tmp_path: Path, *args: str, code: int = 0) -> tuple[str, dict[str, Any], set[str]]:
     out = tmp_path / "bundle.tar.zst"
     with Emulator(load_scenario(SAMPLES / GKE)) as emu:
         proc = collect(emu, out, *args, timeout=120)
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == code, proc.stderr
     members = read_members(out)
     return proc.stderr, json.loads(members["manifest.json"]), set(members)
 
@@ -40,7 +40,11 @@ def test_plain_collect_finds_tensorfusion_outside_tensor_fusion_sys(tmp_path: Pa
     ) in stderr
     assert "warning" not in stderr
     tf = manifest["tensorfusion"]
-    assert (tf["namespace"], tf["release"], tf["warnings"]) == ("tf-system", "tensor-fusion", [])
+    assert (tf["namespace"], tf["release"], manifest["warnings"]) == (
+        "tf-system",
+        "tensor-fusion",
+        [],
+    )
     assert manifest["options"]["namespace"] is None and manifest["options"]["release"] is None
     # What a wrong namespace used to cost: the controller's log, the hypervisors', the release.
     assert "logs/tf-system/tensor-fusion-controller-7c9f8d6b4d-q2lmn/controller.log" in members
@@ -49,15 +53,22 @@ def test_plain_collect_finds_tensorfusion_outside_tensor_fusion_sys(tmp_path: Pa
 
 
 def test_a_namespace_without_tensorfusion_is_reported_and_replaced(tmp_path: Path) -> None:
-    stderr, manifest, members = _collect(tmp_path, "-n", "default")
+    stderr, manifest, members = _collect(tmp_path, "-n", "default", code=3)
     warning = (
         "namespace default holds no TensorFusion; collecting from tf-system, where it was found"
     )
     assert f"warning: {warning}" in stderr
     assert manifest["tensorfusion"]["namespace"] == "tf-system"
-    assert manifest["tensorfusion"]["warnings"] == [warning]
+    assert manifest["warnings"] == [warning]
     assert manifest["options"]["namespace"] == "default"
     assert "logs/tf-system/tensor-fusion-controller-7c9f8d6b4d-q2lmn/controller.log" in members
+
+
+def test_a_pod_asked_for_that_does_not_exist_is_a_warning(tmp_path: Path) -> None:
+    stderr, manifest, _ = _collect(tmp_path, "--pod", "ml-team/does-not-exist", code=3)
+    warning = "pod ml-team/does-not-exist was not found (--pod)"
+    assert f"warning: {warning}" in stderr
+    assert manifest["warnings"] == [warning]
 
 
 def test_the_namespace_given_is_kept_when_it_holds_tensorfusion(tmp_path: Path) -> None:
