@@ -13,6 +13,8 @@ from pathlib import Path
 
 import click
 
+from tf_support_schemas import describe_artifact
+
 from . import __version__
 from .budget import parse_size
 from .entry import terminate
@@ -252,9 +254,9 @@ def _summary(result: CollectResult) -> None:
             err=True,
         )
     for art in result.failed:
-        what = art.get("resource") or f"logs {art.get('pod')}/{art.get('container')}"
-        where = art.get("namespace") or "cluster"
-        click.echo(f"  {art['status']}: {what} ({where}): {art.get('message', '')}", err=True)
+        # Named as the analyzer's report names it: the step, then what and where.
+        what = describe_artifact(art)
+        click.echo(f"  {art['status']}: {art['step']}: {what}: {art.get('message', '')}", err=True)
     for warning in result.warnings:
         click.echo(f"warning: {warning}", err=True)
     click.echo(f"Bundle: {result.path} ({_size(result.size)})", err=True)

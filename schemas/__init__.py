@@ -40,3 +40,21 @@ def first_error(name: str, instance: Any) -> str | None:
         message = exc.message.removeprefix(exc.name).strip()
         return f"{where}: {message}"
     return None
+
+
+def describe_artifact(art: dict[str, Any]) -> str:
+    """What a manifest artifact is, in one line, as both tools name it: its kind and target."""
+    kind = art.get("type")
+    if kind == "log":
+        prev = " (previous)" if art.get("previous") else ""
+        return f"logs {art.get('namespace')}/{art.get('pod')}/{art.get('container')}{prev}"
+    if kind == "exec":
+        where = f"{art.get('namespace')}/{art.get('pod')}/{art.get('container')}"
+        return f"exec {art.get('check', '')} in {where}"
+    if kind in ("helm", "metrics") or not art.get("resource"):
+        return str(art["id"])  # helm:<release>, metrics:<...>
+    where = f" in {art['namespace']}" if art.get("namespace") else ""
+    sel = f" -l {art['label_selector']}" if art.get("label_selector") else ""
+    fields = f" --field-selector {art['field_selector']}" if art.get("field_selector") else ""
+    group = f".{art['group']}" if art.get("group") else ""
+    return f"{art.get('resource')}{group}{where}{sel}{fields}"

@@ -10,6 +10,8 @@ from __future__ import annotations
 from pathlib import PurePath
 from typing import Any
 
+from tf_support_schemas import describe_artifact
+
 from .. import __version__
 from ..bundle import Bundle
 from ..results import OUTCOMES, SEVERITIES, Analysis, Finding
@@ -99,19 +101,7 @@ def _finding(f: Finding, lang: str, manual: Any, *, root: bool) -> dict[str, Any
 
 
 def _gap(art: dict[str, Any]) -> dict[str, Any]:
-    kind = art["type"]
-    if kind == "log":
-        prev = " (previous)" if art.get("previous") else ""
-        what = f"logs {art.get('namespace')}/{art.get('pod')}/{art.get('container')}{prev}"
-    elif kind == "exec":
-        what = f"exec {art.get('check', '')} in {art.get('namespace')}/{art.get('pod')}"
-    elif kind in ("helm", "metrics") or not art.get("resource"):
-        what = str(art["id"])  # helm:<release>, metrics:<...>
-    else:
-        where = f" in {art['namespace']}" if art.get("namespace") else ""
-        sel = f" -l {art['label_selector']}" if art.get("label_selector") else ""
-        group = f".{art['group']}" if art.get("group") else ""
-        what = f"{art.get('resource')}{group}{where}{sel}"
+    what = describe_artifact(art)
     return {
         "artifact": art["id"],
         "step": art.get("step", ""),

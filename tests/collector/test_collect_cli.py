@@ -106,7 +106,22 @@ def test_forbidden_and_failing_calls_are_recorded_and_the_run_goes_on(
     assert ("events", "forbidden") in arts
     assert ("gpus", "error") in arts
     assert ("gpupools", "ok") in arts and ("pods", "ok") in arts
-    assert "forbidden: events" in proc.stderr
+    # Each failure names its step and what it was, as the analyzer's report does: the three
+    # event lists of cluster-scoped kinds are three lines, each with its own selector.
+    lines = [line.strip() for line in proc.stderr.splitlines()]
+    assert any(
+        line.startswith("forbidden: baseline/tf-events: events in tensor-fusion-sys: ")
+        for line in lines
+    )
+    cluster_events = [
+        line
+        for line in lines
+        if line.startswith("forbidden: hypervisor-not-ready/cluster-events: events in default ")
+    ]
+    assert len(cluster_events) == len(set(cluster_events)) == 5  # one per involvedObject.kind
+    assert any(
+        line.startswith("error: baseline/tf-resources: gpus.tensor-fusion.ai: ") for line in lines
+    )
 
 
 def test_retry_after_is_honoured(emulator, tmp_path: Path) -> None:
