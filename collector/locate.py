@@ -55,7 +55,9 @@ class Installation:
 
 def locate(kube: Kube, namespace: str | None, release: str | None) -> Installation:
     """The installation to collect from; `namespace`/`release` are what the user gave."""
-    clues = _pod_clues(kube) + _webhook_clues(kube) + _crd_clues(kube)
+    clues = (
+        _pod_clues(kube, namespace or DEFAULT_NAMESPACE) + _webhook_clues(kube) + _crd_clues(kube)
+    )
     votes: Counter[str] = Counter()
     for clue in clues:
         votes[clue.namespace] += clue.weight
@@ -115,10 +117,19 @@ def _meta(obj: dict[str, Any]) -> dict[str, Any]:
     return obj.get("metadata") or {}
 
 
-def _pod_clues(kube: Kube) -> list[Clue]:
-    """One clue per namespace and component: a cluster has a hypervisor pod per GPU node."""
+def _pod_clues(kube: Kube, candidate: str) -> list[Clue]:
+    """One clue per namespace and component: a cluster has a hypervisor pod per GPU node. A
+    user who may not list pods cluster-wide is asked about the namespace given (or the
+    default) instead."""
+    selector = f"{COMPONENT} in (operator,hypervisor)"
+    try:
+        pods = kube.list("/api/v1/pods", label_selector=selector).get("items") or []
+    except CallFailed as exc:
+        if exc.status != "forbidden":
+            return []
+        pods = _items(kube, f"/api/v1/namespaces/{candidate}/pods", selector)
     found: dict[tuple[str, str, str | None], list[str]] = {}
-    for pod in _items(kube, "/api/v1/pods", f"{COMPONENT} in (operator,hypervisor)"):
+    for pod in pods:
         meta = _meta(pod)
         role = (meta.get("labels") or {}).get(COMPONENT, "")
         release = (meta.get("labels") or {}).get(INSTANCE) or _release_of_controller(pod)

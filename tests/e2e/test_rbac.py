@@ -27,7 +27,10 @@ def test_namespace_scoped_user(tmp_path: Path) -> None:
     # A bundle with gaps: exit 3, and the summary names what was refused.
     assert proc.returncode == 3, proc.stderr
     assert "Traceback" not in proc.stderr
-    assert "forbidden: nodes (cluster)" in proc.stderr
+    assert "  forbidden: gpu-discovery/nodes: nodes: " in proc.stderr
+    # TensorFusion is found where the user may look, without a word about not finding it.
+    assert f"TensorFusion: namespace {NS}, release {NS} (found: " in proc.stderr
+    assert "warning" not in proc.stderr
     assert bundle_path.exists()
 
     bundle = Bundle.open(bundle_path)
