@@ -110,7 +110,7 @@ class BundleWriter:
         self.final_path = final_path
         self.replace = replace  # --force: an existing regular file may be replaced
         self.redactor = redactor if redactor is not None else Redactor()
-        parent = final_path.parent if str(final_path.parent) else Path(".")
+        parent = final_path.parent
         try:
             outputs.check(final_path, replace=replace, what="bundle", force_hint=FORCE_HINT)
         except outputs.OutputRefused as exc:

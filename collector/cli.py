@@ -222,15 +222,13 @@ def _run(opts: CollectOptions) -> int:
 
 
 def _located(found: Installation) -> None:
-    """Where the collection looks, and why, before it starts."""
+    """Where the collection looks, and why, before it starts (its warnings end the summary)."""
     if found.found:
         click.echo(
             f"TensorFusion: namespace {found.namespace}, release {found.release} "
             f"(found: {'; '.join(found.found_by)})",
             err=True,
         )
-    for warning in found.warnings:
-        click.echo(f"warning: {warning}", err=True)
 
 
 def _summary(result: CollectResult) -> None:

@@ -40,7 +40,7 @@ _KINDS = (
 def check(path: Path, *, replace: bool, what: str = "output", force_hint: str = "") -> None:
     """Refuse, before any work, a path that may not be written. `force_hint` tells how to
     allow replacing an existing regular file ("use --force to replace it")."""
-    parent = path.parent if str(path.parent) else Path(".")
+    parent = path.parent
     if not parent.is_dir():
         raise OutputRefused(f"the directory of the {what} {path} does not exist")
     if not os.access(parent, os.W_OK):
@@ -68,7 +68,7 @@ def unique(directory: Path, stem: str, suffix: str) -> Path:
 
 def temporary(path: Path, mode: int = 0o644) -> tuple[IO[bytes], Path]:
     """An open temporary file beside `path`, to be moved there by `publish`."""
-    parent = path.parent if str(path.parent) else Path(".")
+    parent = path.parent
     fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=parent)
     os.fchmod(fd, mode)
     return os.fdopen(fd, "wb"), Path(name)
