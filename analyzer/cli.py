@@ -11,7 +11,7 @@ from . import __version__
 from .errors import AnalyzerError, ExitCode
 from .i18n import default_lang
 from .report.render import FORMATS
-from .report.terminal import summary_lines
+from .report.terminal import COLOR_CHOICES, summary_lines, use_color
 from .results import SEVERITIES
 from .run import AnalyzeOptions, run_analysis
 
@@ -65,6 +65,16 @@ from .run import AnalyzeOptions, run_analysis
     type=click.Path(dir_okay=False, path_type=Path),
     help="Where --serve writes its kubeconfig (default: ./tf-bundle.kubeconfig).",
 )
+@click.option(
+    "--color",
+    type=click.Choice(COLOR_CHOICES),
+    default="auto",
+    show_default=True,
+    help="Colour the terminal report (auto: on a terminal, unless NO_COLOR is set).",
+)
+@click.option(
+    "-v", "--verbose", is_flag=True, help="List every skipped rule and why it was skipped."
+)
 @click.version_option(__version__, prog_name="tf-analyze")
 def main(
     bundle: Path,
@@ -77,6 +87,8 @@ def main(
     serve: bool,
     port: int,
     kubeconfig_out: Path | None,
+    color: str,
+    verbose: bool,
 ) -> None:
     """Analyze a TensorFusion support BUNDLE (.tar.zst or unpacked directory), offline."""
     try:
@@ -116,8 +128,10 @@ def main(
         stream_summary = True
     else:
         stream_summary = False
-    for line in summary_lines(result.report):
-        click.echo(line, err=stream_summary)
+    stream = sys.stderr if stream_summary else sys.stdout
+    painted = use_color(color, stream)
+    for line in summary_lines(result.report, verbose=verbose, color=painted):
+        click.echo(line, err=stream_summary, color=painted)
     if result.written is not None:
         click.echo(f"Report: {result.written}", err=stream_summary)
     sys.exit(int(ExitCode.FINDINGS if result.fails(fail_on) else ExitCode.OK))

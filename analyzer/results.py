@@ -67,6 +67,8 @@ class Analysis:
     collection_gaps: list[dict[str, Any]]  # artifacts that could not be collected
     possible_secrets: list[dict[str, Any]] = field(default_factory=list)  # member, kind, count
     absent: list[dict[str, Any]] = field(default_factory=list)  # what the API said does not exist
+    warnings: list[str] = field(default_factory=list)  # what tf-collect warned about
+    recollect: str | None = None  # the tf-collect command that would fill the rules' gaps
 
     def findings(self) -> list[Finding]:
         out: list[Finding] = []

@@ -14,8 +14,10 @@ from tf_support_schemas import describe_artifact
 
 from .. import __version__
 from ..bundle import Bundle
+from ..i18n import describe
 from ..results import OUTCOMES, SEVERITIES, Analysis, Finding
 from ..rules.manual import load_manual
+from ..verdict import opt_in, unsure, verdict
 from .comparison import compare
 from .views import build_views
 
@@ -46,8 +48,26 @@ def build_report(
         "tool": {"name": "tf-analyze", "version": __version__},
         "lang": lang,
         # The file name only: the same bundle gives the same report from any directory.
-        "bundle": {**analysis.bundle, "source": PurePath(analysis.bundle["source"]).name},
+        "bundle": {
+            **analysis.bundle,
+            "source": PurePath(analysis.bundle["source"]).name,
+            "warnings": analysis.warnings,
+        },
         "summary": {
+            "verdict": verdict(analysis),
+            # Rules that could have found a problem but could not run, what they lacked, and
+            # the tf-collect command that collects what every skipped rule needs.
+            "unsure_rules": [r.rule_id for r in analysis.results if unsure(r)],
+            "missing": sorted(
+                {
+                    describe(m, lang)
+                    for r in analysis.results
+                    if unsure(r)
+                    for m, _ in r.gaps
+                    if not opt_in(m)
+                }
+            ),
+            "recollect": analysis.recollect,
             # An info finding (expected or ignorable behaviour) is a note, not a root cause.
             "root_causes": sum(1 for r in analysis.roots if r.severity != "info"),
             "notes": sum(1 for r in analysis.roots if r.severity == "info"),

@@ -1,26 +1,60 @@
-"""The terminal summary: root causes first, then what was skipped or missing."""
+"""The terminal report: the verdict first, root causes with their fixes, the comparison with a
+baseline, then what could not be checked (skipped rules folded into one line unless verbose),
+and a legend for the marks. Colour only where the reader's terminal wants it."""
 
 from __future__ import annotations
 
-from typing import Any
+import os
+from collections.abc import Mapping
+from typing import Any, TextIO
 
 from ..i18n import STRINGS, Strings
 
 MAX_CHAINS = 5
+MAX_MISSING = 5
+COLOR_CHOICES = ("auto", "always", "never")
 _MARK = {"critical": "!!", "error": "! ", "warning": "~ ", "info": "i "}
+_SGR = {
+    "critical": "1;31",
+    "error": "31",
+    "warning": "33",
+    "info": "36",
+    "problems": "1;31",
+    "inconclusive": "1;33",
+    "no-problem": "1;32",
+    "dim": "2",
+}
 
 
-def summary_lines(report: dict[str, Any]) -> list[str]:
-    t = Strings(STRINGS[report["lang"]])
+def use_color(choice: str, stream: TextIO, environ: Mapping[str, str] | None = None) -> bool:
+    """`always`/`never` as asked; `auto`: a terminal that is not dumb, unless NO_COLOR is set
+    (no-color.org: any non-empty value)."""
+    if choice != "auto":
+        return choice == "always"
+    env = os.environ if environ is None else environ
+    if env.get("NO_COLOR") or env.get("TERM") == "dumb":
+        return False
+    return stream.isatty()
+
+
+class Paint:
+    def __init__(self, on: bool) -> None:
+        self.on = on
+
+    def __call__(self, text: str, style: str) -> str:
+        return f"\x1b[{_SGR[style]}m{text}\x1b[0m" if self.on else text
+
+
+def summary_lines(
+    report: dict[str, Any], *, verbose: bool = False, color: bool = False
+) -> list[str]:
+    """The whole terminal report."""
+    t, paint = Strings(STRINGS[report["lang"]]), Paint(color)
     b, s = report["bundle"], report["summary"]
-    lines = []
-    if report["possible_secrets"]:
-        lines.append("!! " + t["secrets_warning"])
-        lines.extend(
-            f"!!   {x['member']}: {x['kind']} x{x['count']}" for x in report["possible_secrets"]
-        )
+    lines = _secrets(report, t, paint)
     lines += [
         f"{t['report_title']}: {b['source']}",
+        *verdict_lines(report, paint),
         f"  {t['collected']} {b['created_at']} · {t['cluster']} {b.get('server_version') or '?'}"
         f" · {t['tf']} {b.get('tf_version') or t['version_unknown']} ({b['tf_namespace']})",
         f"  {s['root_causes']} {t.plural(s['root_causes'], 'root_causes')}, "
@@ -28,18 +62,78 @@ def summary_lines(report: dict[str, Any]) -> list[str]:
         f"{s['notes']} {t.plural(s['notes'], 'notes')}; "
         + ", ".join(f"{n} {t[o]}" for o, n in s["rules"].items() if o in t),
     ]
-    if not report["findings"]:
-        lines.append("  " + t["no_findings"])
     for f in report["findings"]:
-        indent = "  " if f["root_cause"] else "      -> "
-        lines.append(f"{indent}{_MARK[f['severity']]} [{f['manual'][0]}] {f['title']}")
-        if f["root_cause"]:
-            lines.append(f"       {t['fix']}: {f['fix']}")
-        if f.get("unchecked_causes"):
-            lines.append(f"       {t['unchecked_causes']}: {', '.join(f['unchecked_causes'])}")
-    broken = [
-        c for c in (report["views"] or {}).get("discovery", []) if c["first_broken"] is not None
-    ]
+        lines += _finding(f, t, paint)
+    lines += _discovery(report, t)
+    lines += _comparison(report, t, paint, verbose)
+    lines += _not_checked(report, t, verbose)
+    if report["collection_gaps"]:
+        lines.append(f"  {t['gaps']}: {len(report['collection_gaps'])}")
+    if report["findings"]:
+        lines.append(paint(_legend(t), "dim"))
+    return lines
+
+
+def brief_lines(report: dict[str, Any], *, color: bool = False, roots: int = 5) -> list[str]:
+    """At most one screen: the verdict and the first root causes with their fixes."""
+    t, paint = Strings(STRINGS[report["lang"]]), Paint(color)
+    lines = _secrets(report, t, paint) + verdict_lines(report, paint)
+    shown = [f for f in report["findings"] if f["root_cause"]]
+    for f in shown[:roots]:
+        lines += _finding(f, t, paint)
+    if len(shown) > roots:
+        lines.append("  " + t["and_more"] % (len(shown) - roots))
+    return lines
+
+
+def verdict_lines(report: dict[str, Any], paint: Paint) -> list[str]:
+    """The verdict, and for an inconclusive one what is missing and how to collect it."""
+    t = Strings(STRINGS[report["lang"]])
+    s = report["summary"]
+    verdict = s["verdict"]
+    head = f"{t['verdict']}: {t['verdict_' + verdict]}"
+    if verdict == "problems":
+        head += f" ({s['root_causes']} {t.plural(s['root_causes'], 'root_causes')})"
+    lines = ["  " + paint(head, verdict)]
+    if verdict == "no-problem":
+        lines.append("  " + t["no_problem_hint"])
+    if verdict == "inconclusive":
+        lines.append("  " + t["inconclusive_why"] % len(s["unsure_rules"]))
+        missing = s["missing"]
+        for m in missing[:MAX_MISSING]:
+            lines.append(f"    {t['missing']}: {m}")
+        if len(missing) > MAX_MISSING:
+            lines.append("    " + t["and_more"] % (len(missing) - MAX_MISSING))
+        if s["recollect"]:
+            lines.append(f"  {t['recollect']}: {s['recollect']}")
+    for warning in report["bundle"].get("warnings") or []:
+        lines.append(f"  {t['collect_warned']}: {warning}")
+    return lines
+
+
+def _secrets(report: dict[str, Any], t: Strings, paint: Paint) -> list[str]:
+    if not report["possible_secrets"]:
+        return []
+    lines = [paint("!! " + t["secrets_warning"], "critical")]
+    lines += [f"!!   {x['member']}: {x['kind']} x{x['count']}" for x in report["possible_secrets"]]
+    return lines
+
+
+def _finding(f: dict[str, Any], t: Strings, paint: Paint) -> list[str]:
+    indent = "  " if f["root_cause"] else "      -> "
+    mark = paint(_MARK[f["severity"]], f["severity"])
+    lines = [f"{indent}{mark} [{f['manual'][0]}] {f['title']}"]
+    if f["root_cause"]:
+        lines.append(f"       {t['fix']}: {f['fix']}")
+    if f.get("unchecked_causes"):
+        lines.append(f"       {t['unchecked_causes']}: {', '.join(f['unchecked_causes'])}")
+    return lines
+
+
+def _discovery(report: dict[str, Any], t: Strings) -> list[str]:
+    chains = (report["views"] or {}).get("discovery", [])
+    broken = [c for c in chains if c["first_broken"] is not None]
+    lines = []
     for chain in broken[:MAX_CHAINS]:
         link = chain["links"][chain["first_broken"]]
         lines.append(
@@ -48,12 +142,43 @@ def summary_lines(report: dict[str, Any]) -> list[str]:
         )
     if len(broken) > MAX_CHAINS:
         lines.append(f"  {t['discovery']}: " + t["more_nodes"] % (len(broken) - MAX_CHAINS))
-    odd = [r for r in report["rules"] if r["outcome"] in ("skipped", "error")]
-    for r in odd:
-        lines.append(
-            f"  ({t[r['outcome']] if r['outcome'] in t else r['outcome']}) {r['rule_id']}: "
-            f"{r['reason']}"
-        )
-    if report["collection_gaps"]:
-        lines.append(f"  {t['gaps']}: {len(report['collection_gaps'])}")
     return lines
+
+
+def _comparison(report: dict[str, Any], t: Strings, paint: Paint, verbose: bool) -> list[str]:
+    c = report.get("comparison")
+    if c is None:
+        return []
+    counts = (len(c["fixed"]), len(c["new"]), len(c["remaining"]))
+    lines = [
+        f"  {t['cmp_title']} ({c['baseline']['source']}, {c['baseline']['created_at']}): "
+        + t["cmp_short"] % counts
+    ]
+    for key, label in (("fixed", "cmp_fixed"), ("new", "cmp_new"), ("remaining", "cmp_remaining")):
+        if key == "remaining" and not verbose:
+            continue  # the findings above are the remaining ones
+        for e in c[key]:
+            mark = paint(_MARK[e["severity"]], e["severity"])
+            lines.append(f"    {t[label]}: {mark} {e['title']}")
+    return lines
+
+
+def _not_checked(report: dict[str, Any], t: Strings, verbose: bool) -> list[str]:
+    """Rules in error always (they may hide a cause); skipped ones folded unless verbose."""
+    lines = []
+    skipped = [r for r in report["rules"] if r["outcome"] == "skipped"]
+    for r in report["rules"]:
+        if r["outcome"] == "error" or (verbose and r["outcome"] == "skipped"):
+            lines.append(f"  ({t[r['outcome']]}) {r['rule_id']}: {r['reason']}")
+    count = len(skipped)
+    if skipped and not verbose:
+        lines.append("  " + t.plural(count, "skipped_fold") % count)
+    recollect = report["summary"]["recollect"]
+    if skipped and recollect and report["summary"]["verdict"] != "inconclusive":
+        lines.append(f"  {t['recollect_skipped']}: {recollect}")
+    return lines
+
+
+def _legend(t: Strings) -> str:
+    marks = "  ".join(f"{_MARK[s].strip()} {t[s]}" for s in _MARK)
+    return f"  {t['legend']}: {marks}  -> {t['legend_consequence']}"

@@ -1,8 +1,8 @@
 """Evaluating rules on a bundle. One failing rule never stops the others.
 
 A rule sees only named data from the bundle reader: its subjects (`for_each`), the data bound
-in `with`, its named expressions (`let`), and `tf` (namespace, release, version). Data that was
-not collected makes the rule *skipped* with the reason, never *passed*.
+in `with`, its named expressions (`let`), and `tf` (see `tf_context`). Data that was not
+collected makes the rule *skipped* with the reason, never *passed*.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import jinja2
 from ..bundle import Bundle, ref
 from ..i18n import describe
 from ..results import Analysis, Finding, RuleResult
+from ..verdict import recollect_command
 from .bindings import (
     Indexes,
     PerSubject,
@@ -29,12 +30,7 @@ from .ranking import give_way, rank
 
 
 def analyze(bundle: Bundle, rules: list[Rule]) -> Analysis:
-    tf = {
-        "namespace": bundle.tf_namespace,
-        "release": bundle.manifest["tensorfusion"]["release"],
-        "version": bundle.manifest["tensorfusion"].get("version") or "",
-        "installed": bundle.manifest["tensorfusion"].get("installed"),
-    }
+    tf = tf_context(bundle)
     indexes: Indexes = {}
     results = [evaluate(rule, bundle, tf, indexes) for rule in rules]
     give_way(results, {rule.id: rule.yields_to for rule in rules if rule.yields_to})
@@ -46,7 +42,25 @@ def analyze(bundle: Bundle, rules: list[Rule]) -> Analysis:
         collection_gaps=bundle.failed_artifacts(),
         absent=bundle.absent_artifacts(),
         possible_secrets=[vars(leak) for leak in bundle.possible_secrets()],
+        warnings=list(bundle.manifest.get("warnings") or []),
+        recollect=recollect_command(bundle.manifest, results),
     )
+
+
+def tf_context(bundle: Bundle) -> dict[str, Any]:
+    """What every rule reads as `tf`: where TensorFusion runs, its version, whether it is
+    installed, and the version of the chart its Helm release was installed from ("" when the
+    bundle holds no Helm release), so a fix's `helm upgrade` can keep that chart."""
+    found = bundle.manifest["tensorfusion"]
+    release, _, _ = bundle.document("helm")
+    chart = (release.get("chart") if isinstance(release, dict) else None) or {}
+    return {
+        "namespace": bundle.tf_namespace,
+        "release": found["release"],
+        "version": found.get("version") or "",
+        "installed": found.get("installed"),
+        "chart_version": str(chart.get("version") or ""),
+    }
 
 
 def summary(bundle: Bundle) -> dict[str, Any]:

@@ -18,6 +18,7 @@ from analyzer.i18n import STRINGS
 from analyzer.report import markdown, render, terminal
 from analyzer.report.views import LINK_REASONS, LINK_STATES, LINKS
 from analyzer.results import OUTCOMES, SEVERITIES
+from analyzer.verdict import VERDICTS
 
 TEMPLATES = resources.files("analyzer.report").joinpath("templates")
 # Values a key may be built from, by the text before the value ("" for t[value]).
@@ -26,6 +27,7 @@ DYNAMIC = {
     "state_": LINK_STATES,
     "link_": LINKS,
     "reason_": LINK_REASONS,
+    "verdict_": VERDICTS,
 }
 _PY_KEY = re.compile(r"""\b(?:t|strings)\[\s*['"]([a-z_]+)['"]\s*\]""")
 _PY_PREFIX = re.compile(r"""\b(?:t|strings)\[\s*['"]([a-z_]+)['"]\s*\+""")

@@ -1,0 +1,109 @@
+"""The terminal report as a user reads it: colour only where wanted, a legend for the marks,
+skipped rules folded with the command that collects what they need, and the comparison with a
+--baseline bundle."""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from scenariokit import SAMPLES
+
+from analyzer.report.terminal import use_color
+
+ESC = "\x1b["
+EXEC_COMMAND = (
+    "tf-collect --context sample-healthy -n tensor-fusion-sys --release tensor-fusion-sys --exec"
+)
+
+
+def _tf_analyze(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "analyzer", *args, "--lang", "en"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, **(env or {})},
+    )
+
+
+class _Tty(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize(
+    "choice,tty,environ,on",
+    [
+        ("auto", True, {}, True),
+        ("auto", False, {}, False),  # a pipe or a file: no escape codes
+        ("auto", True, {"NO_COLOR": "1"}, False),
+        ("auto", True, {"NO_COLOR": ""}, True),  # no-color.org: only a non-empty value counts
+        ("auto", True, {"TERM": "dumb"}, False),
+        ("always", False, {"NO_COLOR": "1"}, True),  # asked for explicitly
+        ("never", True, {}, False),
+    ],
+)
+def test_colour_follows_the_terminal_no_color_and_the_option(
+    choice: str, tty: bool, environ: dict[str, str], on: bool
+) -> None:
+    stream = _Tty() if tty else io.StringIO()
+    assert use_color(choice, stream, environ) is on
+
+
+def test_colour_marks_the_verdict_and_severities_only_when_asked() -> None:
+    sample = str(SAMPLES / "controller-oom.tar.zst")
+    plain = _tf_analyze(sample).stdout  # stdout is a pipe here
+    assert ESC not in plain
+    painted = _tf_analyze(sample, "--color", "always").stdout
+    lines = painted.splitlines()
+    assert lines[1] == f"  {ESC}1;31mVerdict: problems found (1 root cause){ESC}0m"
+    assert f"  {ESC}1;31m!!{ESC}0m [controller-crash/oom-killed]" in painted
+    assert (
+        painted.replace(ESC + "1;31m", "").replace(ESC + "0m", "").replace(ESC + "2m", "") == plain
+    )
+
+
+def test_a_legend_explains_the_marks() -> None:
+    out = _tf_analyze(str(SAMPLES / "controller-oom.tar.zst")).stdout.splitlines()
+    assert out[-1] == (
+        "  Legend: !! critical  ! error  ~ warning  i info  -> consequence of the root cause above"
+    )
+
+
+def test_skipped_rules_fold_into_one_line_with_the_command_and_all_show_with_v() -> None:
+    sample = str(SAMPLES / "healthy.tar.zst")
+    folded = _tf_analyze(sample).stdout.splitlines()
+    assert "  7 rules skipped for data this bundle lacks (-v lists them)." in folded
+    assert f"  Collect what the skipped rules need with: {EXEC_COMMAND}" in folded
+    assert not [line for line in folded if line.startswith("  (skipped)")]
+    verbose = _tf_analyze(sample, "-v").stdout.splitlines()
+    listed = [line for line in verbose if line.startswith("  (skipped)")]
+    assert len(listed) == 7
+    assert (
+        "  (skipped) cuda-libs/lib-path-mismatch: check cuda-libs/ldconfig was not run "
+        "(tf-collect --exec runs it): greptimedb/tensor-fusion-sys-greptimedb-standalone-0, "
+        "ml-team/pytorch-train-6f7c9d8b5-x2x9k"
+    ) in listed
+    assert not [line for line in verbose if "rules skipped for data" in line]
+
+
+def test_the_baseline_comparison_is_in_the_terminal_too(tmp_path: Path) -> None:
+    out = _tf_analyze(
+        str(SAMPLES / "controller-oom.tar.zst"), "--baseline", str(SAMPLES / "healthy.tar.zst")
+    ).stdout.splitlines()
+    assert (
+        "  Compared with an earlier bundle (healthy.tar.zst, 2026-11-30T10:10:00Z): "
+        "fixed 0, new 1, remaining 0"
+    ) in out
+    new = [line for line in out if line.startswith("    New (only in this bundle): ")]
+    assert len(new) == 1 and new[0].startswith("    New (only in this bundle): !! ")
+    back = _tf_analyze(
+        str(SAMPLES / "healthy.tar.zst"), "--baseline", str(SAMPLES / "controller-oom.tar.zst")
+    ).stdout.splitlines()
+    assert any(line.endswith("fixed 1, new 0, remaining 0") for line in back)
+    assert [line for line in back if line.startswith("    Fixed (only in the earlier bundle): !! ")]
