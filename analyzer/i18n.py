@@ -151,6 +151,11 @@ STRINGS: dict[str, dict[str, str]] = {
         "legend": "Legend",
         "legend_consequence": "consequence of the root cause above",
         "cmp_short": "fixed %d, new %d, remaining %d",
+        "issue_title": "Support bundle",
+        "next_step": "Next step:",
+        "next_bundle": "Bundle",
+        "next_issue": "Open an issue with the report as its body, then drag the bundle into the issue:",
+        "next_email": "Or email the bundle to your TensorFusion support contact.",
     },
     "zh": {
         "report_title": "TensorFusion 诊断报告",
@@ -291,6 +296,11 @@ STRINGS: dict[str, dict[str, str]] = {
         "legend": "图例",
         "legend_consequence": "上面那个根因导致的后果",
         "cmp_short": "已修复 %d，新出现 %d，仍然存在 %d",
+        "issue_title": "诊断 bundle",
+        "next_step": "下一步：",
+        "next_bundle": "Bundle",
+        "next_issue": "用报告作为正文创建 issue，然后把 bundle 拖进这个 issue 里：",
+        "next_email": "或者把 bundle 通过邮件发给你的 TensorFusion 支持联系人。",
     },
 }
 

@@ -310,6 +310,7 @@ def main() -> None:
         server_cpu0 = _cpu(resource.RUSAGE_SELF)
         t0 = time.monotonic()
         proc = tf_collect(
+            "--no-analyze",  # the collection is measured, not the analysis shown after it
             "--kubeconfig",
             str(kubeconfig),
             "-o",

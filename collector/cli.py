@@ -153,11 +153,21 @@ NEXT_STEP = (
     help="Replace an existing bundle (or redaction map) at -o; only a regular file is ever "
     "replaced.",
 )
+@click.option(
+    "--no-analyze",
+    is_flag=True,
+    help="Do not show what the analyzer finds in the bundle once it is written.",
+)
 @click.option("--dry-run", is_flag=True, help="Print the collection plan; collect nothing.")
 @click.version_option(__version__, prog_name="tf-collect")
 @click.pass_context
 def main(
-    ctx: click.Context, dry_run: bool, exec_: bool, pods: tuple[str, ...], **kwargs: object
+    ctx: click.Context,
+    dry_run: bool,
+    no_analyze: bool,
+    exec_: bool,
+    pods: tuple[str, ...],
+    **kwargs: object,
 ) -> None:
     """Collect a TensorFusion support bundle (read-only; Secrets are never read).
 
@@ -173,7 +183,7 @@ def main(
     if dry_run:
         _print_plan(opts)
         return
-    sys.exit(_run(opts))
+    sys.exit(_run(opts, analyze=not no_analyze))
 
 
 def _max_size(value: str) -> int | None:
@@ -204,7 +214,7 @@ def _print_plan(opts: CollectOptions) -> None:
         click.echo("\n(--exec and --metrics steps run only when asked for)")
 
 
-def _run(opts: CollectOptions) -> int:
+def _run(opts: CollectOptions, *, analyze: bool) -> int:
     # SIGTERM means the same as Ctrl-C: stop now, leave nothing behind.
     signal.signal(signal.SIGTERM, terminate)
     progress = make_progress(sys.stderr)
@@ -218,6 +228,10 @@ def _run(opts: CollectOptions) -> int:
         click.echo(f"tf-collect: {exc}", err=True)
         return int(exc.exit_code)
     _summary(result)  # interrupts are ignored from the moment the bundle exists
+    if analyze:
+        _show_findings(result.path)
+    click.echo(NEXT_STEP, err=True)
+    click.echo(str(result.path))
     return int(ExitCode.PARTIAL if result.failed or result.warnings else ExitCode.OK)
 
 
@@ -251,15 +265,38 @@ def _summary(result: CollectResult) -> None:
             f"--max-size {_size(result.max_size or 0)}.",
             err=True,
         )
-    for art in result.failed:
+    absent = [a for a in result.artifacts if a["status"] == "not_found"]
+    for art in [*result.failed, *absent]:
         # Named as the analyzer's report names it: the step, then what and where.
         what = describe_artifact(art)
         click.echo(f"  {art['status']}: {art['step']}: {what}: {art.get('message', '')}", err=True)
     for warning in result.warnings:
         click.echo(f"warning: {warning}", err=True)
     click.echo(f"Bundle: {result.path} ({_size(result.size)})", err=True)
-    click.echo(NEXT_STEP, err=True)
-    click.echo(str(result.path))
+
+
+def _show_findings(bundle: Path) -> None:
+    """What the analyzer finds in the bundle just written, and the next step. The bundle is
+    already safe on disk: Ctrl-C here skips the analysis only, and an analysis that fails says
+    so and changes nothing else."""
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        from analyzer.brief import brief  # the rules and CEL load only when used
+
+        lines = brief(bundle, sys.stderr)
+    except KeyboardInterrupt:
+        click.echo("tf-collect: analysis skipped; the bundle is complete", err=True)
+        return
+    except Exception as exc:  # the collection itself succeeded
+        click.echo(
+            f"tf-collect: could not analyze the bundle ({exc}); run tf-analyze on it", err=True
+        )
+        return
+    finally:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    click.echo("", err=True)
+    for line in lines:
+        click.echo(line, err=True, color=True)
 
 
 def _size(n: int) -> str:

@@ -39,11 +39,15 @@ def collect(
     context: str = "tf-emulated",
     env: dict[str, str] | None = None,
     timeout: float = 300,
+    analyze: bool = False,
 ) -> subprocess.CompletedProcess[str]:
     """Collect what `emulator` serves into the bundle `out`, through a kubeconfig for it
-    (context `context`) that lasts as long as the run."""
+    (context `context`) that lasts as long as the run. The analysis tf-collect shows at its
+    end is left out unless `analyze`: the callers analyze the bundle themselves."""
+    shown = () if analyze else ("--no-analyze",)
     with tempfile.TemporaryDirectory() as tmp:
         kubeconfig = emulator.write_kubeconfig(Path(tmp) / "kubeconfig", context=context)
         return tf_collect(
-            "--kubeconfig", str(kubeconfig), "-o", str(out), *args, env=env, timeout=timeout
-        )
+            "--kubeconfig", str(kubeconfig), "-o", str(out), *shown, *args, env=env,
+            timeout=timeout,
+        )  # fmt: skip

@@ -32,15 +32,23 @@ SAMPLE_ENV: dict[str, str] = _load_make_samples().SAMPLE_ENV
 
 
 def collect_scenario(
-    name: str, tmp_path: Path, *extra: str, emulator: Emulator | None = None
+    name: str,
+    tmp_path: Path,
+    *extra: str,
+    emulator: Emulator | None = None,
+    analyze: bool = False,
 ) -> tuple[subprocess.CompletedProcess[str], Path, dict[str, str]]:
     """Collect a scenario with the samples' key: the run, the bundle and its redaction map.
-    `emulator` serves it instead of a fresh one (a test that injects faults first)."""
+    `emulator` serves it instead of a fresh one (a test that injects faults first); `analyze`
+    keeps the findings tf-collect shows at its end."""
     bundle = tmp_path / f"{name}.tar.zst"
     map_file = tmp_path / "redaction-map.json"
     args = ("--redaction-map", str(map_file), *collect_args(SAMPLES / name), *extra)
     with emulator or Emulator(load_scenario(SAMPLES / name)) as emu:
-        proc = collect(emu, bundle, *args, context=f"sample-{name}", env=SAMPLE_ENV, timeout=120)
+        proc = collect(
+            emu, bundle, *args, context=f"sample-{name}", env=SAMPLE_ENV, timeout=120,
+            analyze=analyze,
+        )  # fmt: skip
     mapping = json.loads(map_file.read_text())["map"] if map_file.exists() else {}
     return proc, bundle, mapping
 

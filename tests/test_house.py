@@ -63,6 +63,24 @@ def test_imports_point_one_way(path: Path) -> None:
     assert (_imported(path) & OURS) - allowed == set()
 
 
+def test_the_collector_reaches_the_analyzer_only_through_its_brief() -> None:
+    for rel in SHOWS_FINDINGS:
+        tree = ast.parse((ROOT / rel).read_text("utf-8"))
+        modules = {
+            node.module
+            for node in ast.walk(tree)
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("analyzer")
+        }
+        direct = [
+            alias.name
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Import)
+            for alias in node.names
+            if alias.name.startswith("analyzer")
+        ]
+        assert modules == {"analyzer.brief"} and not direct, rel
+
+
 @pytest.mark.parametrize("path", _sources(), ids=_rel)
 def test_no_source_file_holds_more_than_it_should(path: Path) -> None:
     assert len(path.read_text("utf-8").splitlines()) <= MAX_LINES

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from faultkit import FaultyEmulator
-from scenariokit import SAMPLES
+from scenariokit import SAMPLES, collect_scenario
 
 from analyzer.bundle import Bundle
 from emulator.collect import tf_collect
@@ -241,3 +241,20 @@ def test_manifest_validates_against_schema(emulator, tmp_path: Path) -> None:
         first = next(iter(tar))
         manifest = json.load(tar.extractfile(first))
     assert schemas.first_error("manifest", manifest) is None
+
+
+def test_what_the_api_says_does_not_exist_is_named_too(tmp_path: Path) -> None:
+    proc, _, _ = collect_scenario("baseline-tf-not-installed", tmp_path)
+    lines = proc.stderr.splitlines()
+    assert "Collected 27 artifacts (8 not_found, 19 ok)" in proc.stderr
+    absent = [line for line in lines if line.startswith("  not_found: ")]
+    assert len(absent) == 8
+    assert (
+        "  not_found: baseline/tf-resources: gpus.tensor-fusion.ai: the tensor-fusion.ai API "
+        "group is not served: TensorFusion CRDs are not installed"
+    ) in absent
+    assert any(
+        line.startswith("  not_found: controller-crash/helm-release: ")
+        and "no Helm release 'tensor-fusion-sys' in tensor-fusion-sys" in line
+        for line in absent
+    )
