@@ -23,12 +23,17 @@ def _pct(part: float | None, whole: float | None) -> float | None:
 
 
 def capacity_bars(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Each pool/node row with the available share of its TFLOPS and VRAM, in percent."""
+    """Each pool/node row with the available share of its TFLOPS and VRAM, in percent; none
+    for a node whose numbers are unknown (they would be stale)."""
     return [
         {
             **row,
-            "tflops_pct": _pct(row["tflops"]["available"], row["tflops"]["total"]),
-            "vram_pct": _pct(row["vram"]["available"], row["vram"]["total"]),
+            "tflops_pct": None
+            if row["unknown"]
+            else _pct(row["tflops"]["available"], row["tflops"]["total"]),
+            "vram_pct": None
+            if row["unknown"]
+            else _pct(row["vram"]["available"], row["vram"]["total"]),
         }
         for row in rows
     ]

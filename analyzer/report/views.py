@@ -60,10 +60,11 @@ def build_views(bundle: Bundle) -> dict[str, Any]:
     now = parse_time(bundle.manifest["created_at"])
     if now is None:  # the manifest schema makes this a date-time; be safe anyway
         now = datetime.fromtimestamp(0).astimezone()
+    chains = discovery(bundle, now)
     return {
         "kubectl": kubectl_views(bundle, now),
-        "discovery": discovery(bundle, now),
-        "capacity": capacity(bundle),
+        "discovery": chains,
+        "capacity": capacity(bundle, chains),
         "warnings": warning_events(bundle, now),
     }
 
@@ -351,22 +352,41 @@ def _measure(status: dict[str, Any], total: str, available: str) -> dict[str, An
     }
 
 
-def capacity(bundle: Bundle) -> list[dict[str, Any]]:
-    rows = []
-    for kind, resource in (("GPUPool", "gpupools"), ("GPUNode", "gpunodes")):
-        for obj in bundle.objects(resource, group=TF):
-            status = obj.get("status") or {}
-            rows.append(
-                {
-                    "id": ref(obj),
-                    "kind": kind,
-                    "name": obj["metadata"]["name"],
-                    "phase": status.get("phase") or "",
-                    "tflops": _measure(status, "totalTFlops", "availableTFlops"),
-                    "vram": _measure(status, "totalVRAM", "availableVRAM"),
-                }
-            )
+def capacity(bundle: Bundle, chains: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each pool, then every GPU node of the discovery chain (one without a GPUNode too). A
+    node's numbers are `unknown` when its hypervisor is not up, it has no GPUNode, or its GPUs
+    are not all Running: a GPUNode's status then still holds the last numbers it had, which
+    would read as free capacity."""
+    rows = [_capacity_row(obj, "GPUPool", None) for obj in bundle.objects("gpupools", group=TF)]
+    gpunodes = {g["metadata"]["name"]: g for g in bundle.objects("gpunodes", group=TF)}
+    for chain in chains:
+        links = {link["kind"]: link for link in chain["links"]}
+        unknown = next(
+            (
+                f"{kind}: {links[kind]['facts']}"
+                for kind in ("hypervisor", "gpunode", "gpus")
+                if links[kind]["state"] not in ("ok", "waiting")
+            ),
+            None,
+        )
+        obj = gpunodes.get(chain["node"])
+        if obj is None:
+            obj = {"metadata": {"name": chain["node"]}, "kind": "GPUNode"}
+        rows.append(_capacity_row(obj, "GPUNode", unknown))
     return rows
+
+
+def _capacity_row(obj: dict[str, Any], kind: str, unknown: str | None) -> dict[str, Any]:
+    status = obj.get("status") or {}
+    return {
+        "id": ref(obj),
+        "kind": kind,
+        "name": obj["metadata"]["name"],
+        "phase": status.get("phase") or "",
+        "tflops": _measure(status, "totalTFlops", "availableTFlops"),
+        "vram": _measure(status, "totalVRAM", "availableVRAM"),
+        "unknown": unknown,
+    }
 
 
 # ------------------------------------------------------------------------------ warnings

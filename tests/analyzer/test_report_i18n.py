@@ -14,6 +14,7 @@ from pathlib import Path
 import jinja2
 from jinja2 import nodes
 
+from analyzer import brief
 from analyzer.i18n import STRINGS
 from analyzer.report import markdown, render, terminal
 from analyzer.report.views import LINK_REASONS, LINK_STATES, LINKS
@@ -73,7 +74,7 @@ def used_keys() -> set[str]:
             k, p = _template_keys(entry.read_text("utf-8"))
             keys |= k
             prefixes |= p
-    for module in (render, terminal, markdown):
+    for module in (render, terminal, markdown, brief):
         text = Path(module.__file__).read_text("utf-8")
         keys |= set(_PY_KEY.findall(text))
         prefixes |= set(_PY_PREFIX.findall(text))

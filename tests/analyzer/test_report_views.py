@@ -243,7 +243,7 @@ def test_capacity_of_pools_and_nodes(tmp_path: Path) -> None:
         tmp_path / "b.tar.zst",
         objects={(TF, "gpupools"): [pool], (TF, "gpunodes"): [gpunode("n1")]},
     )
-    rows = views.capacity(Bundle.open(path))
+    rows = views.build_views(Bundle.open(path))["capacity"]
     assert [r["id"] for r in rows] == ["GPUPool/tensor-fusion-shared", "GPUNode/n1"]
     assert rows[0]["tflops"] == {
         "total": 1000,
@@ -253,6 +253,9 @@ def test_capacity_of_pools_and_nodes(tmp_path: Path) -> None:
     }
     assert rows[0]["vram"]["total"] == 184224 * 2**20 and rows[0]["vram"]["available"] is None
     assert rows[1]["tflops"]["total"] is None  # not reported: unknown, not zero
+    assert rows[0]["unknown"] is None
+    # Its hypervisor pods were not collected: its numbers cannot be vouched for.
+    assert rows[1]["unknown"] == "hypervisor: pods in tensor-fusion-sys was not collected"
 
 
 # ------------------------------------------------------------------------------ warnings
