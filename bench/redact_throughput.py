@@ -738,7 +738,9 @@ def main() -> None:
     for kind, value in result.missed[:10]:
         print(f"  MISSED {kind}: {value[:60]}")
     mb, seconds = cli_throughput(corpus)
-    print(f"tf-collect redact (the CLI, start-up included): {mb:.1f} MB in {seconds:.2f}s = {mb / seconds:.1f} MB/s")
+    print(
+        f"tf-collect redact (the CLI, start-up included): {mb:.1f} MB in {seconds:.2f}s = {mb / seconds:.1f} MB/s"
+    )
     by_kind, by_syntax = syntax_recall()
     _print_tally("recall per kind (catalogue examples x every syntax, neutral name)", by_kind)
     _print_tally("recall per syntax (generated values under sensitive names)", by_syntax)

@@ -144,7 +144,7 @@ def _pair_at(scan: Scan, ks: int, ke: int) -> Hit | None:
             if position is None and qs and key.lower() in HEADER_NAMES and text[qs - 1] in "'\"":
                 position = "inline"  # a quoted header: curl -H 'X-Api-Key: ...'
             if position is None:
-                return _mid_line(scan, kind, j + 1)
+                return _mid_line(scan, kind, qs, j + 1)
             mode = "line" if position == "line" else "inline"
         else:
             mode = "tight"
@@ -166,12 +166,14 @@ def _call_argument(text: str, qs: int, key: str) -> bool:
     return i >= 0 and (text[i] == "(" or (key.startswith("-") and text[i] in "[,"))
 
 
-def _mid_line(scan: Scan, kind: str, after: int) -> Hit | None:
+def _mid_line(scan: Scan, kind: str, qs: int, after: int) -> Hit | None:
     """`name: value` after a log line's prefix or in a sentence: a value only if it looks
     generated, so that error chains (`invalid token: token is expired`) stay as they are."""
     text = scan.text
     v = _skip_blanks(text, after)
     if v < len(text) and text[v] in "\"'":
+        if _closes_string(text, qs, v):
+            return None  # `["Token: ", ""]`: the quote ends the string the name is in
         m = (_JSON_STRING if text[v] == '"' else _SINGLE_QUOTED).match(text, v)
         if m is not None and _looks_generated(m.group(1)):
             return _hit(scan, kind, m.start(1), m.end(1), m.group(1))
@@ -310,9 +312,7 @@ def _block(scan: Scan, kind: str, v: int, ks: int) -> Hit | None:
 _KEY_NAME = re.compile(r"[a-z]+(?:[._-](?:[a-z]+|[0-9]+))*|[A-Z]+(?:_(?:[A-Z]+|[0-9]+))*")
 
 
-def _hit(
-    scan: Scan, kind: str, start: int, end: int, value: str, key: str = ""
-) -> Hit | None:
+def _hit(scan: Scan, kind: str, start: int, end: int, value: str, key: str = "") -> Hit | None:
     if is_placeholder_value(value) or value.startswith("<redacted:"):
         return None
     if key == "secretKey" and _KEY_NAME.fullmatch(value):
