@@ -61,7 +61,7 @@ def _credsweeper(root: Path) -> set[str]:
 
 
 def _tf_collect(root: Path) -> set[str]:
-    out = root.parent / "tf-out"
+    out = root.parent / f"{root.name}-redacted"
     exe = shutil.which("tf-collect", path=str(Path(sys.executable).parent)) or "tf-collect"
     subprocess.run([exe, "redact", str(root), "-o", str(out)], capture_output=True, check=True)
     return {p.name for p in root.iterdir() if (out / p.name).read_text() != p.read_text()}

@@ -22,52 +22,73 @@ from .scan import Finder, Scan
 from .spans import Hit
 
 _VALUE = r"""(?:"([^"\n]*)"|'([^'\n]*)'|([^\s"'|;&<>]+))"""
-_MYSQL = re.compile(r"\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlcheck|mysqlshow|mariadb)\b")
+# Each form is searched only on the lines holding its command word: a regex that starts with
+# an alternation is tried at every position of the text, a substring search is not.
+_MYSQL_WORDS = ("mysql", "mariadb")
 _GLUED_P = re.compile(r"(?<=[ \t])-p" + _VALUE)
-_SHORT_FLAG = re.compile(
-    r"\b(?:redis-cli\b[^\n]*?[ \t]-a|sshpass\b[^\n]*?[ \t]-p|"
-    r"(?:docker|podman|nerdctl|buildah|skopeo|oras)\b[^\n|]*?\blogin\b[^\n|]*?[ \t]-p)"
-    r"[ \t]+" + _VALUE
-)
-_USER_FLAG = re.compile(r"(?:^|[ \t])(?:-u|--user)(?:[ \t]+|=)([^\s:'\"]+):" + _VALUE)
+_SHORT_FLAGS = {
+    "redis-cli": re.compile(r"redis-cli\b.*?[ \t]-a[ \t]+" + _VALUE),
+    "sshpass": re.compile(r"sshpass\b.*?[ \t]-p[ \t]+" + _VALUE),
+    "login": re.compile(
+        r"(?:docker|podman|nerdctl|buildah|skopeo|oras)\b[^|]*?\blogin\b[^|]*?[ \t]-p[ \t]+"
+        + _VALUE
+    ),
+}
+_USER_FLAG = re.compile(r"(?:-u|--user)(?:[ \t]+|=)([^\s:'\"]+):" + _VALUE)
 _STDIN = re.compile(
     r"\b(?:echo|printf)[ \t]+(?:-[neE]+[ \t]+)*(?:(['\"])%s(?:\\n)?\1[ \t]+)?"
     + _VALUE
-    + r"[ \t]*\|[ \t]*(?:sudo[ \t]+)?[^\n|]*?\blogin\b[^\n|]*?--password-stdin"
+    + r"[ \t]*\|[ \t]*(?:sudo[ \t]+)?[^|]*?\blogin\b[^|]*?--password-stdin"
 )
-_LIST_FLAG = re.compile(r"(?m)^([ \t]*)- (--?[A-Za-z][A-Za-z0-9_.-]*)[ \t]*\r?\n\1- " + _VALUE)
+_LIST_FLAG = re.compile(r"([ \t]*)- (--?[A-Za-z][A-Za-z0-9_.-]*)[ \t]*\r?\n\1- " + _VALUE)
 
 
 def _commands(scan: Scan) -> list[Hit]:
     text, lower = scan.text, scan.lower
     hits: list[Hit] = []
-    if "-p" in text and _MYSQL.search(lower):
-        for line_start, line in _lines_with(text, _MYSQL, lower):
+    if any(word in lower for word in _MYSQL_WORDS):
+        for start, line in _lines_with(text, lower, _MYSQL_WORDS):
             for m in _GLUED_P.finditer(line):
-                _add(scan, hits, "password", m, line_start)
-    for m in _SHORT_FLAG.finditer(text):
-        _add(scan, hits, "password", m, 0)
-    if "-u" in text:
-        for m in _USER_FLAG.finditer(text):
-            _add(scan, hits, "password", m, 0, first=2)
-    if "-stdin" in text:
-        for m in _STDIN.finditer(text):
-            _add(scan, hits, "password", m, 0, first=2)
-    if "- -" in text:
-        for m in _LIST_FLAG.finditer(text):
-            kind = sensitive_kind(m.group(2))
-            if kind is not None:
-                _add(scan, hits, kind, m, 0, first=3)
+                _add(scan, hits, "password", m, start)
+    for word, pattern in _SHORT_FLAGS.items():
+        if word in text:
+            for start, line in _lines_with(text, text, (word,)):
+                for m in pattern.finditer(line):
+                    _add(scan, hits, "password", m, start)
+    for needle in (" -u", "\t-u", " --user"):
+        pos = text.find(needle)
+        while pos != -1:
+            m = _USER_FLAG.match(text, pos + 1)
+            if m is not None:
+                _add(scan, hits, "password", m, 0, first=2)
+            pos = text.find(needle, pos + 1)
+    if "--password-stdin" in text:
+        for start, line in _lines_with(text, text, ("--password-stdin",)):
+            for m in _STDIN.finditer(line):
+                _add(scan, hits, "password", m, start, first=2)
+    pos = text.find("- -")
+    while pos != -1:
+        line_start = text.rfind("\n", 0, pos) + 1
+        m = _LIST_FLAG.match(text, line_start)
+        if m is not None and (kind := sensitive_kind(m.group(2))) is not None:
+            _add(scan, hits, kind, m, 0, first=3)
+        pos = text.find("- -", pos + 3)
     return hits
 
 
-def _lines_with(text: str, pattern: re.Pattern[str], lower: str) -> list[tuple[int, str]]:
-    out = []
-    for m in pattern.finditer(lower):
-        start = text.rfind("\n", 0, m.start()) + 1
-        end = text.find("\n", m.end())
-        out.append((start, text[start : len(text) if end == -1 else end]))
-    return out
+def _lines_with(text: str, hay: str, words: tuple[str, ...]) -> list[tuple[int, str]]:
+    """(offset, line) of every line of `text` that holds one of `words` (searched in `hay`,
+    the text or its lowered copy)."""
+    out: dict[int, str] = {}
+    for word in words:
+        pos = hay.find(word)
+        while pos != -1:
+            start = text.rfind("\n", 0, pos) + 1
+            end = text.find("\n", pos)
+            end = len(text) if end == -1 else end
+            out.setdefault(start, text[start:end])
+            pos = hay.find(word, end)
+    return sorted(out.items())
 
 
 def _add(
