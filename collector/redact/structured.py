@@ -39,11 +39,9 @@ _CONTAINER_PLAIN_KEYS = frozenset({"email", "username", "user", "region", "type"
 _DOC_HINT = re.compile(
     r"(?i)pass|pwd|secret|token|cred|auth|licen|key|signature|cookie|dsn|dockerconfig"
 )
-_MIN_TEXTUAL = 6
-_SECRET_DATA = (
-    "data",
-    "stringData",
-)  # shorter values found in a document are left to the pattern pass
+_MIN_TEXTUAL = 6  # shorter values found in a document are left to the pattern pass
+_SECRET_DATA = ("data", "stringData")  # every value under these in a Secret is secret
+_SCHEME = re.compile(r"(?i)(bearer|basic|token)\s+(?=\S{8})")
 
 
 class Structured:
@@ -301,6 +299,10 @@ class _ValueCollector:
         if isinstance(value, (int, float)):
             value = str(value)
         if isinstance(value, str) and not is_placeholder_value(value):
+            scheme = _SCHEME.match(value)
+            if scheme is not None:  # "Bearer <token>": the scheme stays readable
+                kind = "basic-auth" if scheme.group(1).lower() == "basic" else "bearer-token"
+                value = value[scheme.end() :]
             self.values.append((kind, value))
 
 

@@ -122,3 +122,10 @@ def test_the_held_out_corpus() -> None:
     # Three held-out values were written one character off their platform's documented
     # length (Grafana, age, npm): shapes keep the documented bounds, names catch the rest.
     assert found.rate >= 0.95, found.missed
+
+
+def test_a_header_map_keeps_its_scheme() -> None:
+    line = '{"header":{"Accept":["*/*"],"Authorization":["Bearer abc123DEF456ghi789JKL"]}}'
+    out = Redactor(key=KEY).redact_text(line)
+    assert out.startswith('{"header":{"Accept":["*/*"],"Authorization":["Bearer <redacted:')
+    assert "abc123DEF456ghi789JKL" not in out and out.endswith('>"]}}')
