@@ -144,7 +144,8 @@ FORMATS: tuple[TokenFormat, ...] = (
         "[A-Za-z0-9_-]{8,}\\.[A-Za-z0-9_-]{8,}\\.[A-Za-z0-9_-]*(?:\\.[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+)?",
         "https://www.rfc-editor.org/rfc/rfc7519#section-3",
         ("eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJmYWtlLXVzZXIifQ.RkFLRXNpZ25hdHVyZTAxMjM0NTY3ODk",),
-        ("eyJhbGciOiJIUzI1NiJ9", "eyJ.eyJ.x"), left=WORD_DASH,
+        # A dash may stand before one: `p-eyJ...` is a token glued to a name, still a token.
+        ("eyJhbGciOiJIUzI1NiJ9", "eyJ.eyJ.x"), left=WORD,
     ),
     TokenFormat(
         "jwt", "JSON Web Token, base64-encoded again", "ZXlK", f"{B64}{{40,}}={{0,2}}",
