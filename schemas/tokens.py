@@ -169,7 +169,7 @@ FORMATS: tuple[TokenFormat, ...] = (
         TokenFormat(
             "aws-access-key-id", "AWS", prefix, "[A-Z0-9]{16}(?![A-Za-z0-9])",
             "https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_identifiers.html#identifiers-unique-ids",
-            (prefix + "IOSFODNN7EXAMPLE",), (prefix + "IOSFODNN7EXAMPLEX", prefix + "0123"), left=ALNUM,
+            (prefix + "IOSFODNN7EXAMPLE",), (prefix + "IOSFODNN7EXAMPLEX", prefix + "0123"),
         )
         for prefix in ("AKIA", "ASIA", "ABIA", "ACCA")
     ),
