@@ -5,6 +5,18 @@
     python bench/redact_throughput.py --mb 5       # a smaller corpus
     python bench/redact_throughput.py --workers 2  # members spread over processes
 
+Three measurements:
+
+- Recall per kind and per syntax, and precision: every format of the catalogue
+  (tf_support_schemas.tokens) planted from its own examples in every syntax of SYNTAXES, under
+  a name that says nothing; generated values planted under sensitive names in every syntax;
+  and the held-out corpus (bench/redact_heldout.txt: log, config and code lines written before
+  the finders, never tuned against them). Precision: the catalogue's near misses and the
+  held-out `keep` cases must come out byte-identical.
+- MB/s of `tf-collect redact DIR -o OUT` as a user runs it (the console script, in a
+  subprocess, start-up included) on the corpus below written out as files.
+- MB/s of the engine alone, and its recall on that corpus:
+
 The corpus is what a bundle holds: controller klog lines, JSON-lines hypervisor logs, pod and
 node JSON as the API returns them, Helm values. Every secret kind the engine knows is planted
 in several contexts, each with a fresh random value, and so are internal addresses and host
@@ -19,8 +31,11 @@ import base64
 import json
 import random
 import re
+import shutil
 import string
+import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +44,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from collector.redact import Redactor
 from collector.redact.parallel import default_workers, redact_members, redact_text_member
+from collector.redact.spans import PLACEHOLDER
+from tf_support_schemas.tokens import FORMATS, PEM
 
 ALNUM = string.ascii_letters + string.digits
 LOWER_ALNUM = string.ascii_lowercase + string.digits
@@ -463,6 +480,228 @@ def _leaked_addresses(text: str, addresses: list[str]) -> list[str]:
     return [a for a in addresses if a in dotted or a.replace(".", "-") in dashed]
 
 
+# ---------------------------------------------------------------------------- recall by syntax
+# Every syntax a sensitive name can assign a value in: {k} snake_case, {K} UPPER_SNAKE,
+# {kd} kebab-case name, {v} the value. The value's span is where {v} stands.
+SYNTAXES: dict[str, str] = {
+    "env": "{K}={v}",
+    "logfmt": "level=info msg=start {k}={v} user=bob",
+    "json": '{{"{k}": "{v}", "n": 1}}',
+    "json-tight": '{{"{k}":"{v}"}}',
+    "json-escaped": '"{{\\"{k}\\":\\"{v}\\"}}"',
+    "json-header-array": '{{"headers":{{"Accept":["*/*"],"{kd}":["{v}"]}}}}',
+    "yaml": "config:\n  {k}: {v}\n  other: 1\n",
+    "yaml-quoted": 'config:\n  {k}: "{v}"\n',
+    "yaml-list": "- {k}: {v}\n",
+    "yaml-env": "- name: {K}\n  value: {v}\n",
+    "json-env": '{{"name": "{K}", "value": "{v}"}}',
+    "flag-eq": "/bin/agent --{kd}={v} --verbose",
+    "flag-space": "/bin/agent --{kd} {v} --verbose",
+    "yaml-args": "args:\n- --{kd}\n- {v}\n",
+    "json-args": 'args: ["serve", "--{kd}", "{v}"]',
+    "go-walrus": '\t{k} := "{v}"',
+    "go-var": 'var {k} string = "{v}"',
+    "go-backtick": "\t{k} := `{v}`",
+    "makefile": "{K} := {v}",
+    "makefile-double-colon": "{K} ::= {v}",
+    "makefile-conditional": "{K} ?= {v}",
+    "php-concat": "${k} .= '{v}';",
+    "php-arrow": "    '{k}' => '{v}',",
+    "ruby-arrow": '  :{k} => "{v}",',
+    "call": 'System.setProperty("{K}", "{v}");',
+    "go-setenv": 'os.Setenv("{K}", "{v}")',
+    "subscript": 'os.environ["{K}"] = "{v}"',
+    "kwarg": 'connect(host=h, {k}="{v}")',
+    "toml": '{k} = "{v}"',
+    "xml-element": "  <{k}>{v}</{k}>",
+    "xml-attribute": '<add key="{K}" value="{v}" />',
+    "log-prefix": '2025-03-01T09:10:05Z INFO refreshed, {k}: "{v}"',
+    "go-map": "map[{k}:{v} user:x]",
+    "go-struct": "&{{User:admin {K}:{v}}}",
+    "url-query": "https://example.com/cb?x=1&{k}={v}&next=/",
+}
+# Sensitive names in their three spellings (snake, UPPER, kebab).
+NAMES = (
+    ("password", "DB_PASSWORD", "password"),
+    ("api_key", "API_KEY", "x-api-key"),
+    ("auth_token", "AUTH_TOKEN", "auth-token"),
+    ("client_secret", "CLIENT_SECRET", "client-secret"),
+)
+NEUTRAL = ("setting", "SETTING", "setting")  # says nothing: only the value's shape can tell
+
+
+def plant(syntax: str, value: str, names: tuple[str, str, str]) -> tuple[str, int, int]:
+    """(text, start, end of the value in it)."""
+    k, big, kd = names
+    template = SYNTAXES[syntax]
+    before, _, _ = template.partition("{v}")
+    head = before.format(k=k, K=big, kd=kd)
+    text = template.format(k=k, K=big, kd=kd, v=value)
+    return text, len(head), len(head) + len(value)
+
+
+@dataclass
+class Tally:
+    found: dict[str, list[int]] = field(default_factory=dict)  # label -> [found, total]
+    missed: list[str] = field(default_factory=list)
+
+    def add(self, label: str, ok: bool, what: str) -> None:
+        cell = self.found.setdefault(label, [0, 0])
+        cell[0] += ok
+        cell[1] += 1
+        if not ok:
+            self.missed.append(f"{label}: {what}")
+
+    @property
+    def rate(self) -> float:
+        found = sum(f for f, _ in self.found.values())
+        total = sum(t for _, t in self.found.values())
+        return found / total if total else 1.0
+
+
+def _redacted(redactor: Redactor, text: str, start: int, end: int) -> bool:
+    """The value is gone and nothing outside its span changed but for a placeholder in it."""
+    out = redactor.redact_text(text)
+    head, tail = text[:start], text[end:]
+    return (
+        out.startswith(head)
+        and out.endswith(tail)
+        and PLACEHOLDER.fullmatch(out[len(head) : len(out) - len(tail)]) is not None
+    )
+
+
+def syntax_recall(key: bytes = b"bench-key-0123456789abcdef") -> tuple[Tally, Tally]:
+    """(by kind: catalogue examples under a neutral name in every syntax; by syntax: generated
+    values under sensitive names)."""
+    redactor = Redactor(key=key)
+    by_kind, by_syntax = Tally(), Tally()
+    for fmt in FORMATS:
+        if not fmt.standalone:
+            continue
+        for example in fmt.examples:
+            for syntax in SYNTAXES:
+                text, start, end = plant(syntax, example, NEUTRAL)
+                if fmt is PEM:  # a header alone is not a key: the body must follow
+                    text = text[:end] + "\nMIIEfakeBODY0123456789\n-----END PRIVATE KEY-----"
+                    ok = "MIIEfakeBODY" not in redactor.redact_text(text)
+                else:
+                    if fmt.head:  # a webhook's fixed path stays: the rest is the secret
+                        start += re.match(re.escape(fmt.prefix) + fmt.head, example).end()
+                    ok = _redacted(redactor, text, start, end)
+                by_kind.add(fmt.kind, ok, f"{syntax} {example[:40]}")
+    gen = random.Random(11)
+    for syntax in SYNTAXES:
+        for names in NAMES:
+            value = _generated_value(gen)
+            text, start, end = plant(syntax, value, names)
+            by_syntax.add(syntax, _redacted(redactor, text, start, end), text[:70])
+    return by_kind, by_syntax
+
+
+def _generated_value(gen: random.Random) -> str:
+    body = "".join(gen.choice(ALNUM + "!#%*+~._") for _ in range(gen.randint(8, 24)))
+    return "Q" + body + "z7"  # a generated secret: capitals, lower case and a digit
+
+
+# ---------------------------------------------------------------------------- held-out corpus
+HELDOUT = Path(__file__).with_name("redact_heldout.txt")
+_MARKED = re.compile("«([^»]*)»")
+
+
+@dataclass(frozen=True)
+class Case:
+    syntax: str
+    kind: str  # "keep" for a case that holds no secret
+    text: str  # marks removed
+    spans: tuple[tuple[int, int], ...]
+
+
+def heldout_cases(path: Path = HELDOUT) -> list[Case]:
+    cases: list[Case] = []
+    header: list[str] | None = None
+    body: list[str] = []
+
+    def close() -> None:
+        if header is None:
+            return
+        marked = "\n".join(body) + "\n"
+        spans, text, pos = [], [], 0
+        for m in _MARKED.finditer(marked):
+            text.append(marked[pos : m.start()])
+            start = sum(map(len, text))
+            text.append(m.group(1))
+            spans.append((start, start + len(m.group(1))))
+            pos = m.end()
+        text.append(marked[pos:])
+        kind, syntax = (header[0], header[1]) if header[0] == "keep" else (header[1], header[0])
+        cases.append(Case(syntax, kind, "".join(text), tuple(spans)))
+
+    for line in path.read_text("utf-8").splitlines():
+        if line.startswith("==="):
+            close()
+            header, body = line[3:].split(), []
+        elif header is not None:
+            body.append(line)
+    close()
+    return cases
+
+
+def heldout_recall(key: bytes = b"bench-key-0123456789abcdef") -> tuple[Tally, Tally]:
+    """(secrets found per syntax, keep cases byte-identical)."""
+    redactor = Redactor(key=key)
+    found, kept = Tally(), Tally()
+    for case in heldout_cases():
+        out = redactor.redact_text(case.text)
+        if case.kind == "keep":
+            kept.add(case.syntax, out == case.text, case.text.strip()[:70])
+            continue
+        gone = all(case.text[a:b] not in out for a, b in case.spans)
+        found.add(case.syntax, gone, case.text.strip()[:70])
+    return found, kept
+
+
+def near_miss_precision(key: bytes = b"bench-key-0123456789abcdef") -> Tally:
+    redactor = Redactor(key=key)
+    tally = Tally()
+    for fmt in FORMATS:
+        for near in fmt.near_misses:
+            text = f"saw {near} in the file"
+            tally.add(fmt.kind, redactor.redact_text(text) == text, near)
+    return tally
+
+
+# ---------------------------------------------------------------------------- the CLI
+def cli_throughput(corpus: Corpus) -> tuple[float, float]:
+    """(MB, seconds) of `tf-collect redact DIR -o OUT` on the corpus written out as files."""
+    exe = shutil.which("tf-collect", path=str(Path(sys.executable).parent)) or shutil.which(
+        "tf-collect"
+    )
+    command = [exe] if exe else [sys.executable, "-c", "from collector.entry import main; main()"]
+    with tempfile.TemporaryDirectory() as tmp:
+        src = Path(tmp) / "in"
+        for name, text in corpus.files.items():
+            path = src / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, "utf-8")
+        t0 = time.perf_counter()
+        subprocess.run(
+            [*command, "redact", str(src), "-o", str(Path(tmp) / "out")],
+            check=True,
+            capture_output=True,
+        )
+        return corpus.size / 1e6, time.perf_counter() - t0
+
+
+def _print_tally(title: str, tally: Tally, *, misses: int = 8) -> None:
+    total = sum(t for _, t in tally.found.values())
+    print(f"{title}: {tally.rate:.1%} of {total}")
+    cells = [f"{label} {f}/{t}" for label, (f, t) in sorted(tally.found.items())]
+    for i in range(0, len(cells), 6):
+        print("   " + ", ".join(cells[i : i + 6]))
+    for what in tally.missed[:misses]:
+        print(f"   MISSED {what}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--mb", type=float, default=52.0, help="corpus size in MB (default 52)")
@@ -498,6 +737,17 @@ def main() -> None:
     print(f"precision: {result.kept}/{result.keep_total} must-stay values unchanged")
     for kind, value in result.missed[:10]:
         print(f"  MISSED {kind}: {value[:60]}")
+    mb, seconds = cli_throughput(corpus)
+    print(
+        f"tf-collect redact (the CLI, start-up included): {mb:.1f} MB in {seconds:.2f}s = {mb / seconds:.1f} MB/s"
+    )
+    by_kind, by_syntax = syntax_recall()
+    _print_tally("recall per kind (catalogue examples x every syntax, neutral name)", by_kind)
+    _print_tally("recall per syntax (generated values under sensitive names)", by_syntax)
+    found, kept = heldout_recall()
+    _print_tally("held-out corpus, recall per syntax", found, misses=20)
+    _print_tally("held-out corpus, near misses kept byte-identical", kept, misses=20)
+    _print_tally("catalogue near misses kept byte-identical", near_miss_precision())
 
 
 if __name__ == "__main__":

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ConfigError
-from . import pairs, patterns
+from . import commands, manifests, pairs, patterns, prose
 from .addresses import AddressPass
 from .pseudonyms import Pseudonyms
 from .scan import Finder, Scan
@@ -62,7 +62,14 @@ class Redactor:
     def __init__(self, *, key: bytes | None = None, public_ips: bool = False) -> None:
         self.pseudonyms = Pseudonyms(key)
         self.public_ips = public_ips
-        self._finders: tuple[Finder, ...] = (JSON_LINES, *patterns.FINDERS, *pairs.FINDERS)
+        self._finders: tuple[Finder, ...] = (
+            JSON_LINES,
+            *patterns.FINDERS,
+            *pairs.FINDERS,
+            *commands.FINDERS,
+            *prose.FINDERS,
+            *manifests.FINDERS,
+        )
         self._addresses = AddressPass(self.pseudonyms, public_ips=public_ips)
         self._lock = threading.Lock()
         self._files: dict[str, Counter[str]] = {}

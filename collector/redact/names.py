@@ -43,7 +43,7 @@ _METADATA_WORDS = _set(
     store backend agent job pod container containers mechanism algorithm algo config
     configs label labels annotation annotations key keys class plugin cert tls level
     mapping map refresh reset retries retry lifetime valid validation verify verified
-    check checks error errors message missing
+    check checks error errors message missing stdin
     """
 )
 # Words that qualify a bare `key` into a credential (apiKey, client-key-data, tls.key).
@@ -87,6 +87,9 @@ _EXACT = {
     "x-amz-signature": "signature",
     "x-amz-credential": "credential",
     "sig": "signature",
+    # Redis: `requirepass`, `masterauth` in redis.conf and on redis-server's command line.
+    "requirepass": "password",
+    "masterauth": "password",
 }
 # `auth.go:12]` (klog's file:line) and `token.py:88` name source files, not fields.
 _SOURCE_FILES = _set("go py rs c h cc cpp hpp java kt scala js ts rb sh cs swift")
@@ -172,9 +175,12 @@ def _is_qualified_key(ws: list[str]) -> bool:
 
 # Values that are never secrets, whatever their name says (a boolean switch, a null, a mask
 # someone already applied, a template reference to the real value).
+# A shell variable (`$TOKEN`, `$1`) and a `<your-token-here>` template count as references.
+# `changeme` and other well-known defaults do not: where one is in use, it is the password.
 _NOT_A_VALUE = re.compile(
     r"(?is)(?:true|false|yes|no|on|off|null|none|nil|<nil>|<none>|undefined|\*+|x{3,}|"
-    r"redacted|\[redacted\]|<redacted>|<hidden>|\$\{[^}]*\}|\$\([^)]*\)|\{\{.*\}\})"
+    r"redacted|\[redacted\]|<redacted>|<hidden>|\$\{[^}]*\}|\$\([^)]*\)|\{\{.*\}\}|"
+    r"\$[A-Za-z_][A-Za-z0-9_]*|\$[0-9@*#?]|<[^<>\n]*>|\.{3,}|%[A-Za-z_][A-Za-z0-9_]*%)"
 )
 
 

@@ -25,6 +25,8 @@ _KEY_RIGHT = re.compile(r"[A-Za-z0-9_.-]*")
 _JSON_STRING = re.compile(r'"((?:[^"\\\n]|\\.)*)"')
 _ESCAPED_STRING = re.compile(r'\\"((?:[^"\\\n]|\\[^"\n])*?)\\"')
 _SINGLE_QUOTED = re.compile(r"'([^'\n]*)'")
+_BACKTICK = re.compile(r"`([^`\n]*)`")
+_JSON_ARRAY_FIRST = re.compile(r'\[[ \t]*"((?:[^"\\\n]|\\.)*)"')
 _BRACKETED = re.compile(r"\[([^\]\n]*)\]")
 _UNQUOTED = re.compile(r"[^\s\"'`,;&<>{}\[\]()\\]+")
 _JSON_SCALAR = re.compile(r"[^\s,}\]\\]+")
@@ -76,6 +78,18 @@ def _field_position(text: str, qs: int) -> str | None:
     return None
 
 
+# Assignment operators of build files and code (Go and Makefile `:=`, Makefile `::=` `?=`,
+# `+=`, PHP `.=`, `=>` in PHP/Ruby/Perl maps), longest first. `=` and `:` are judged apart:
+# `==` compares, `key: v` is a field only in a field position, Go's `map[key:v]` is tight.
+_OPERATORS = ("::=", ":=", "?=", "+=", ".=", "=>")
+# A declared type between the name and `=`: Go `var token string = "..."`, Kotlin/TypeScript
+# `val token: String = "..."`, C `char *password = "..."`.
+_TYPED = re.compile(
+    r"(?::[ \t]*)?(?:\[\]byte|\[\]rune|&?str|string|String|char[ \t]*\*|SecretStr|Secret)"
+    r"[ \t]*=(?![=>])"
+)
+
+
 def _pair_at(scan: Scan, ks: int, ke: int) -> Hit | None:
     text = scan.text
     key = text[ks:ke].strip(".-") if not text[ks:ke].startswith("-") else text[ks:ke].rstrip(".-")
@@ -84,6 +98,8 @@ def _pair_at(scan: Scan, ks: int, ke: int) -> Hit | None:
     kind = sensitive_kind(key)
     if kind is None:
         return None
+    if text.startswith("${", ks - 2):
+        return None  # a shell expansion, `${TOKEN:-default}` or `${TOKEN:=$2}`: no value here
     n = len(text)
     i = ke
     quoted = ""
@@ -91,11 +107,30 @@ def _pair_at(scan: Scan, ks: int, ke: int) -> Hit | None:
         quoted, i = '\\"', i + 2
     elif i < n and text[i] in "\"'":
         quoted, i = text[i], i + 1
+        if text.startswith("]", i):
+            i += 1  # a subscript: os.environ["API_TOKEN"] = "..."
     j = _skip_blanks(text, i)
     if j >= n:
         return None
     qs = ks - len(quoted) if quoted else ks
     sep = text[j]
+    if quoted and sep == "," and _call_argument(text, qs, key):
+        v = _skip_blanks(text, j + 1)  # setProperty("X_TOKEN", "...") or ["--token", "..."]
+        if v < n and text[v] in "\"'`":
+            return _value(scan, kind, v, "call", quoted, ks)
+        return None
+    if sep == ">" and not quoted and ks and text[ks - 1] == "<":
+        return _element(scan, kind, key, j + 1)  # <password>...</password>
+    op = next((o for o in _OPERATORS if text.startswith(o, j)), None)
+    if op is None and not quoted and not key.startswith("-"):
+        typed = _TYPED.match(text, j)
+        if typed is not None and (j > i or text[j] == ":"):
+            op = text[j : typed.end()]
+    if op is not None:
+        v = _skip_blanks(text, j + len(op))
+        if v >= n or text[v] in "\n\r":
+            return None
+        return _value(scan, kind, v, "eq", quoted, ks)
     if sep == "=":
         if text[j + 1 : j + 2] == "=":
             return None  # a comparison, not an assignment
@@ -109,13 +144,7 @@ def _pair_at(scan: Scan, ks: int, ke: int) -> Hit | None:
             if position is None and qs and key.lower() in HEADER_NAMES and text[qs - 1] in "'\"":
                 position = "inline"  # a quoted header: curl -H 'X-Api-Key: ...'
             if position is None:
-                # Mid-sentence ("... with password: x"): a value only if it looks generated,
-                # so that error chains ("invalid token: token is expired") stay as they are.
-                v = _skip_blanks(text, j + 1)
-                word = _UNQUOTED.match(text, v)
-                if word is None or not _looks_generated(word.group()):
-                    return None
-                return _hit(scan, kind, word.start(), word.end(), word.group())
+                return _mid_line(scan, kind, qs, j + 1)
             mode = "line" if position == "line" else "inline"
         else:
             mode = "tight"
@@ -129,6 +158,41 @@ def _pair_at(scan: Scan, ks: int, ke: int) -> Hit | None:
     return _value(scan, kind, v, mode, quoted, ks)
 
 
+def _call_argument(text: str, qs: int, key: str) -> bool:
+    """A quoted name that is a call's first argument, or a flag in a list of arguments."""
+    i = qs - 1
+    while i >= 0 and text[i] in " \t":
+        i -= 1
+    return i >= 0 and (text[i] == "(" or (key.startswith("-") and text[i] in "[,"))
+
+
+def _mid_line(scan: Scan, kind: str, qs: int, after: int) -> Hit | None:
+    """`name: value` after a log line's prefix or in a sentence: a value only if it looks
+    generated, so that error chains (`invalid token: token is expired`) stay as they are."""
+    text = scan.text
+    v = _skip_blanks(text, after)
+    if v < len(text) and text[v] in "\"'":
+        if _closes_string(text, qs, v):
+            return None  # `["Token: ", ""]`: the quote ends the string the name is in
+        m = (_JSON_STRING if text[v] == '"' else _SINGLE_QUOTED).match(text, v)
+        if m is not None and _looks_generated(m.group(1)):
+            return _hit(scan, kind, m.start(1), m.end(1), m.group(1))
+        return None
+    word = _UNQUOTED.match(text, v)
+    if word is None or not _looks_generated(word.group()):
+        return None
+    return _hit(scan, kind, word.start(), word.end(), word.group())
+
+
+def _element(scan: Scan, kind: str, key: str, v: int) -> Hit | None:
+    """XML: the text of an element named like a secret, up to its closing tag."""
+    text = scan.text
+    close = text.find("</", v)
+    if close == -1 or "\n" in text[v:close] or not text.startswith(key, close + 2):
+        return None
+    return _hit(scan, kind, v, close, text[v:close])
+
+
 def _value(scan: Scan, kind: str, v: int, mode: str, quoted: str, ks: int) -> Hit | None:
     text = scan.text
     c = text[v]
@@ -140,12 +204,18 @@ def _value(scan: Scan, kind: str, v: int, mode: str, quoted: str, ks: int) -> Hi
         m = _JSON_STRING.match(text, v)
     elif c == "'":
         m = _SINGLE_QUOTED.match(text, v)
+    elif c == "`":
+        m = _BACKTICK.match(text, v)
     elif c == "[" and mode == "tight" and quoted != '"':  # Go's map[token:[x]], not JSON
         m = _BRACKETED.match(text, v)
+    elif c == "[" and quoted == '"':  # a header map in JSON: "X-Api-Key": ["..."]
+        m = _JSON_ARRAY_FIRST.match(text, v)
     elif c in "{[":
         return None  # a nested structure: the structured pass judges its members
     elif c in "|>" and mode == "line":
         return _block(scan, kind, v, ks)
+    elif text.startswith(("${", "$("), v):
+        return None  # a shell expansion or substitution names the value, it does not hold it
     else:
         m = None
         if mode == "line" and quoted != '"':
@@ -155,15 +225,32 @@ def _value(scan: Scan, kind: str, v: int, mode: str, quoted: str, ks: int) -> Hi
             if cut != -1:
                 value = value[:cut]
             value = value.rstrip()
-            return _hit(scan, kind, v, v + len(value), value)
+            return _hit(scan, kind, v, v + len(value), value, _key_at(text, ks))
         pattern = _JSON_SCALAR if quoted == '"' else _UNQUOTED
         m = pattern.match(text, v)
-        if m is None or not m.group():
+        if m is None or not m.group() or _is_reference(text, m):
             return None
-        return _hit(scan, kind, m.start(), m.end(), m.group())
+        return _hit(scan, kind, m.start(), m.end(), m.group(), _key_at(text, ks))
     if m is None:
         return None
-    return _hit(scan, kind, m.start(1), m.end(1), m.group(1))
+    return _hit(scan, kind, m.start(1), m.end(1), m.group(1), _key_at(text, ks))
+
+
+def _key_at(text: str, ks: int) -> str:
+    return _KEY_RIGHT.match(text, ks).group()
+
+
+def _is_reference(text: str, m: re.Match[str]) -> bool:
+    """Code that names the value rather than holds it: a call (`token := getToken(ctx)`) or a
+    field named like a secret (`password := cfg.Password`, `api_key=settings.API_KEY`)."""
+    if text.startswith("(", m.end()):
+        return True
+    parts = m.group().split(".")
+    return (
+        len(parts) > 1
+        and all(p.isidentifier() for p in parts)
+        and sensitive_kind(parts[-1]) is not None
+    )
 
 
 def _closes_string(text: str, ks: int, v: int) -> bool:
@@ -220,8 +307,15 @@ def _block(scan: Scan, kind: str, v: int, ks: int) -> Hit | None:
     return _hit(scan, kind, start, end, text[start:end])
 
 
-def _hit(scan: Scan, kind: str, start: int, end: int, value: str) -> Hit | None:
+# ExternalSecret's `secretKey: password` names a key of the Secret it makes; a credential
+# under the same name (`cloudVendorCredentials.secretKey`) is generated, never words.
+_KEY_NAME = re.compile(r"[a-z]+(?:[._-](?:[a-z]+|[0-9]+))*|[A-Z]+(?:_(?:[A-Z]+|[0-9]+))*")
+
+
+def _hit(scan: Scan, kind: str, start: int, end: int, value: str, key: str = "") -> Hit | None:
     if is_placeholder_value(value) or value.startswith("<redacted:"):
+        return None
+    if key == "secretKey" and _KEY_NAME.fullmatch(value):
         return None
     scheme = _SCHEME.match(value)
     if scheme is not None:
@@ -251,6 +345,11 @@ _ENV_FORMS = (
     (
         re.compile(r"(?:^|\n)[ \t]*(?:-[ \t]+)?name:[ \t]*[\"']?$"),
         re.compile(r"[\"']?[ \t]*\r?\n[ \t]*value:[ \t]*(?:\"([^\"\n]*)\"|'([^'\n]*)'|([^\n\r]*))"),
+    ),
+    # XML: <add key="ApiKey" value="..."/>, <property name="client.secret" value="..."/>
+    (
+        re.compile(r"\b(?:name|key)=[\"']$"),
+        re.compile(r"[\"'][ \t]+value=(?:\"([^\"\n]*)\"|'([^'\n]*)')"),
     ),
     # Go: {Name:TF_LICENSE Value:... ValueFrom:nil}
     (re.compile(r"\bName:$"), re.compile(r",?\s+Value:([^\s,}]*)")),

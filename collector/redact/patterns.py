@@ -13,11 +13,13 @@ import binascii
 import re
 import string
 
+from tf_support_schemas.tokens import FORMATS, PEM, STANDALONE, Scanner, TokenFormat, left_free
+
 from .scan import Finder, Scan
 from .spans import Hit
 
 # --- PEM private keys: multi-line, or with the newlines escaped inside JSON strings.
-_PEM_BEGIN = re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")
+_PEM_BEGIN = PEM.pattern
 _PEM_END = re.compile(r"-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")
 # When the END line is missing (a truncated log), the key body runs as far as base64 does.
 _PEM_BODY = re.compile(r"(?:[A-Za-z0-9+/=\s]|\\[nrt]|(?:Proc-Type|DEK-Info):[^\n\\]*)*")
@@ -48,70 +50,24 @@ def _unescape(pem: str) -> str:
     return re.sub(r"\\[nrt]", lambda m: _ESCAPES[m.group()], pem) if "\\" in pem else pem
 
 
-# --- base64 of a PEM private key (a Kubernetes `tls.key`, a kubeconfig client-key-data).
-_B64_PEM = re.compile(r"LS0tLS1CRUdJTi[A-Za-z0-9+/]*={0,2}")
-
-
-def _b64_pem(scan: Scan) -> list[Hit]:
-    hits = []
-    for m in _B64_PEM.finditer(scan.text):
-        head = m.group()[:80]
-        try:
-            decoded = base64.b64decode(head[: len(head) // 4 * 4])
-        except (binascii.Error, ValueError):
-            continue
-        if b"PRIVATE KEY" in decoded:
-            hits.append(_hit(scan, m, "private-key", 2))
-    return hits
-
-
-# --- token shapes. No pattern starts with a look-behind: `re` finds a literal prefix (`ghp_`)
-# with a fast scan but tries an assertion at every position, so the boundary on the left is
-# checked in Python, on the matches only.
+# --- token shapes: every standalone format of the catalogue (tf_support_schemas.tokens), which
+# the analyzer's leak scan reads too. The PEM header is left to _pem, which takes the body.
+_SHAPES = Scanner(tuple(f for f in STANDALONE if f is not PEM))
 _WORD = frozenset(string.ascii_letters + string.digits + "_")
-_WORD_DASH = _WORD | {"-"}
-_ALNUM = frozenset(string.ascii_letters + string.digits)
-_SHAPES: tuple[tuple[str, re.Pattern[str], frozenset[str]], ...] = (
-    (
-        "jwt",
-        re.compile(
-            r"eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*"
-            r"(?:\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+)?"  # JWE has five parts
-        ),
-        _WORD_DASH,
-    ),
-    # base64 of {"auths": ...}: a whole .dockerconfigjson value.
-    ("docker-auth", re.compile(r"eyJhdXRocyI6[A-Za-z0-9+/]*={0,2}"), _ALNUM),
-    (
-        "github-token",
-        re.compile(
-            r"gh[pousr]_[A-Za-z0-9]{30,255}(?![A-Za-z0-9_])|github_pat_[A-Za-z0-9_]{22,255}"
-        ),
-        _WORD,
-    ),
-    (
-        "aws-access-key-id",
-        re.compile(r"(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}(?![A-Za-z0-9])"),
-        _ALNUM,
-    ),
-    ("gcp-api-key", re.compile(r"AIza[0-9A-Za-z_-]{35}(?![A-Za-z0-9_-])"), _WORD_DASH),
-    ("slack-token", re.compile(r"xox[abposr]-[A-Za-z0-9-]{10,}"), _ALNUM),
-    ("ngc-key", re.compile(r"nvapi-[A-Za-z0-9_-]{40,}"), _WORD_DASH),
-)
-_HF = re.compile(r"hf_[A-Za-z0-9]{30,}(?![A-Za-z0-9_])")
-_SK = re.compile(
-    r"sk-(?:proj-|svcacct-|admin-|ant-(?:api|admin)\d\d-)?[A-Za-z0-9_-]{20,}(?![A-Za-z0-9_-])"
-)
 
 
-def _left_free(text: str, start: int, chars: frozenset[str]) -> bool:
-    """Nothing of `chars` right before `start`; an escaped newline or tab (`\\n` inside a JSON
-    string: a line of a log kept in an object) is a boundary, not the letter n."""
-    return (
-        start == 0
-        or text[start - 1] not in chars
-        or (start >= 2 and text[start - 2] == "\\" and text[start - 1] in "nrt")
-    )
+def _shapes(scan: Scan) -> list[Hit]:
+    hits = []
+    text = scan.text
+    for found in _SHAPES.find(text):
+        kind = found.format.kind
+        value = text[found.start : found.end]
+        hits.append(Hit(found.start, found.end, kind, _secret(scan, kind, value), 2))
+        if kind == "aws-access-key-id":
+            pair = _AWS_SECRET_AFTER.match(text, found.end)
+            if pair is not None:
+                hits.append(_hit(scan, pair, "aws-secret-access-key", 2, group=1))
+    return hits
 
 
 # kubeadm bootstrap tokens (`abcdef.0123456789abcdef`): the bare shape is kept out of file and
@@ -128,7 +84,7 @@ def _kubeadm(scan: Scan) -> list[Hit]:
         start = m.start() - 6
         if start < 0 or not _KUBEADM_HEAD.fullmatch(text, start, m.start()):
             continue
-        if not _left_free(text, start, _KUBEADM_LEFT):
+        if not left_free(text, start, _KUBEADM_LEFT):
             continue
         token = text[start : m.end()]
         if any(c.isdigit() for c in token) or _KUBEADM_CONTEXT.search(
@@ -148,33 +104,6 @@ def _random_looking(s: str, *, need_digit: bool) -> bool:
     )
 
 
-def _shapes(scan: Scan) -> list[Hit]:
-    hits = []
-    text = scan.text
-    for kind, pattern, left in _SHAPES:
-        for m in pattern.finditer(text):
-            if _left_free(text, m.start(), left):
-                hits.append(_hit(scan, m, kind, 2))
-                if kind == "aws-access-key-id":
-                    pair = _AWS_SECRET_AFTER.match(text, m.end())
-                    if pair is not None:
-                        hits.append(_hit(scan, pair, "aws-secret-access-key", 2, group=1))
-    if "hf_" in text:
-        for m in _HF.finditer(text):
-            if _left_free(text, m.start(), _WORD) and _random_looking(
-                m.group()[3:], need_digit=False
-            ):
-                hits.append(_hit(scan, m, "huggingface-token", 2))
-    if "sk-" in text:
-        for m in _SK.finditer(text):
-            if not _left_free(text, m.start(), _WORD_DASH):
-                continue
-            body = m.group().rsplit("-", 1)[-1] if m.group().count("-") > 1 else m.group()[3:]
-            if _random_looking(m.group()[3:], need_digit=True) or len(body) >= 40:
-                hits.append(_hit(scan, m, "openai-key", 2))
-    return hits
-
-
 # --- an AWS secret access key right after its key id (credentials CSV, `aws configure list`).
 _AWS_SECRET_AFTER = re.compile(r"[\s,;:|\"'=]{1,6}([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])")
 
@@ -191,7 +120,7 @@ def _bearer(scan: Scan) -> list[Hit]:
     hits, text, lower = [], scan.text, scan.lower
     for m in _BEARER.finditer(lower):
         t = _TOKEN.match(text, m.end())
-        if t is None or not _left_free(lower, m.start(), _WORD) or not _token_like(t.group()):
+        if t is None or not left_free(lower, m.start(), _WORD) or not _token_like(t.group()):
             continue
         token = t.group()
         kind = "jwt" if token.startswith("eyJ") and token.count(".") >= 2 else "bearer-token"
@@ -231,14 +160,6 @@ def _url_credentials(scan: Scan) -> list[Hit]:
     return hits
 
 
-# --- Slack incoming webhooks: the path is the credential.
-_SLACK_HOOK = re.compile(r"hooks\.slack\.com/(?:services|workflows|triggers)/([A-Za-z0-9_/-]{8,})")
-
-
-def _slack(scan: Scan) -> list[Hit]:
-    return [_hit(scan, m, "slack-webhook", 2, group=1) for m in _SLACK_HOOK.finditer(scan.text)]
-
-
 # --- NVIDIA NGC: `docker login nvcr.io -u '$oauthtoken' -p <key>`. Personal keys in the
 # current format are the `nvapi-` shape; legacy keys (base64 of "<26 chars>:<uuid>") have no
 # shape of their own and are found by their names (NGC_API_KEY, --password) and by value_kind.
@@ -264,19 +185,12 @@ def _is_legacy_ngc(value: str) -> bool:
 
 # --- what a value is, by its shape alone (used for values found under sensitive names, so
 # the same secret gets the same kind in an env var and in a log line).
-_VALUE_KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("jwt", re.compile(r"eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*")),
-    ("github-token", re.compile(r"gh[pousr]_[A-Za-z0-9]{30,255}|github_pat_[A-Za-z0-9_]{22,255}")),
-    ("aws-access-key-id", re.compile(r"(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}")),
-    ("huggingface-token", re.compile(r"hf_[A-Za-z0-9]{30,}")),
-    ("openai-key", re.compile(r"sk-[A-Za-z0-9_-]{20,}")),
-    ("ngc-key", re.compile(r"nvapi-[A-Za-z0-9_-]{40,}")),
-    (
-        "private-key",
-        re.compile(r"(?s)-----BEGIN [A-Z0-9 ]*PRIVATE KEY.*|LS0tLS1CRUdJTi[A-Za-z0-9+/=]*"),
-    ),
-    ("docker-auth", re.compile(r"eyJhdXRocyI6[A-Za-z0-9+/=]*")),
-)
+# By first character: a value is compared with the few formats that could hold it.
+_BY_FIRST: dict[str, list[TokenFormat]] = {}
+for _fmt in FORMATS:
+    if _fmt is not PEM:
+        for _first in [_fmt.prefix[:1]] if _fmt.prefix else [*string.ascii_letters, *string.digits]:
+            _BY_FIRST.setdefault(_first, []).append(_fmt)
 
 
 _PRINTABLE_PAIR = re.compile(rb"[\x21-\x7e]+:[\x20-\x7e]*")
@@ -304,9 +218,12 @@ def refine_kind(kind: str, value: str) -> str:
 
 
 def value_kind(value: str) -> str | None:
-    for kind, pattern in _VALUE_KINDS:
-        if pattern.fullmatch(value):
-            return kind
+    """The catalogue's kind for a whole value, or None when no format describes it."""
+    if PEM.pattern.match(value):
+        return "private-key"
+    for fmt in _BY_FIRST.get(value[:1], ()):
+        if fmt.pattern.fullmatch(value) and (fmt.check is None or fmt.check(value)):
+            return fmt.kind
     return "ngc-key" if len(value) == 84 and _is_legacy_ngc(value) else None
 
 
@@ -322,11 +239,9 @@ def _hit(scan: Scan, m: re.Match[str], kind: str, priority: int, group: int = 0)
 # literal as fast as a hint would, so a hint would only scan the text twice.
 FINDERS: tuple[Finder, ...] = (
     Finder("private-key", _pem),
-    Finder("private-key-base64", _b64_pem),
     Finder("token-shapes", _shapes),
     Finder("kubeadm-token", _kubeadm),
     Finder("authorization", _bearer),
     Finder("url-credentials", _url_credentials),
-    Finder("slack-webhook", _slack),
     Finder("ngc", _ngc),
 )

@@ -40,6 +40,8 @@ _DOC_HINT = re.compile(
     r"(?i)pass|pwd|secret|token|cred|auth|licen|key|signature|cookie|dsn|dockerconfig"
 )
 _MIN_TEXTUAL = 6  # shorter values found in a document are left to the pattern pass
+_SECRET_DATA = ("data", "stringData")  # every value under these in a Secret is secret
+_SCHEME = re.compile(r"(?i)(bearer|basic|token)\s+(?=\S{8})")
 
 
 class Structured:
@@ -58,6 +60,8 @@ class Structured:
         if isinstance(obj, dict):
             if obj.get("kind") == "ConfigMap" and _is_helm_release_record(obj):
                 return self._helm_release_record(obj)
+            if obj.get("kind") == "Secret":
+                return self._secret_object(obj)
             member = self._member
             return {k: member(k, v, in_credentials) for k, v in obj.items()}
         if isinstance(obj, list):
@@ -104,6 +108,16 @@ class Structured:
                 for k, v in data.items()
             }
         return out
+
+    def _secret_object(self, obj: dict[str, Any]) -> dict[str, Any]:
+        # A Secret that reached us anyway (a manifest in a ConfigMap, a file redacted
+        # offline): every value under data/stringData is secret, whatever its key.
+        return {
+            k: {n: self._scalar("secret", v) for n, v in v.items()}
+            if k in _SECRET_DATA and isinstance(v, dict)
+            else self._member(k, v, False)
+            for k, v in obj.items()
+        }
 
     def _scalar(self, kind: str, value: Any) -> Any:
         if isinstance(value, bool) or value is None:
@@ -234,8 +248,13 @@ class _ValueCollector:
 
     def walk(self, obj: Any, *, in_credentials: bool) -> None:
         if isinstance(obj, dict):
+            secret = obj.get("kind") == "Secret"
             for k, v in obj.items():
-                self._member(k, v, in_credentials)
+                if secret and k in _SECRET_DATA and isinstance(v, dict):
+                    for value in v.values():
+                        self._add("secret", value)
+                else:
+                    self._member(k, v, in_credentials)
         elif isinstance(obj, list):
             secret_next: str | None = None
             for v in obj:
@@ -264,7 +283,10 @@ class _ValueCollector:
             self.walk(value, in_credentials=True)
             return
         kind = sensitive_kind(key)
-        if isinstance(value, (dict, list)):
+        if kind is not None and isinstance(value, list) and all(isinstance(v, str) for v in value):
+            for v in value:  # a header map: {"X-Api-Key": ["..."]}
+                self._add(kind, v)
+        elif isinstance(value, (dict, list)):
             self.walk(value, in_credentials=in_credentials)
         elif kind is not None:
             self._add(kind, value)
@@ -277,6 +299,10 @@ class _ValueCollector:
         if isinstance(value, (int, float)):
             value = str(value)
         if isinstance(value, str) and not is_placeholder_value(value):
+            scheme = _SCHEME.match(value)
+            if scheme is not None:  # "Bearer <token>": the scheme stays readable
+                kind = "basic-auth" if scheme.group(1).lower() == "basic" else "bearer-token"
+                value = value[scheme.end() :]
             self.values.append((kind, value))
 
 

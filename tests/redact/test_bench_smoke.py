@@ -27,3 +27,18 @@ def test_tiny_corpus_full_recall_and_precision() -> None:
     assert result.missed == []
     assert result.recall == 1.0 and result.address_recall == 1.0
     assert result.kept == result.keep_total
+
+
+def test_recall_per_kind_and_syntax_and_near_misses() -> None:
+    bench = _bench()
+    by_kind, by_syntax = bench.syntax_recall()
+    assert by_kind.missed == [] and by_syntax.missed == []
+    assert len(by_kind.found) >= 35 and len(by_syntax.found) == len(bench.SYNTAXES)
+    assert bench.near_miss_precision().missed == []
+
+
+def test_the_cli_measurement_runs() -> None:
+    bench = _bench()
+    corpus = bench.build_corpus(200_000, seed=5)
+    mb, seconds = bench.cli_throughput(corpus)
+    assert mb >= 0.2 and seconds > 0

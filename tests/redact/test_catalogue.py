@@ -1,0 +1,83 @@
+"""The catalogue of token formats (tf_support_schemas.tokens): each format's examples are what
+it says, its near misses are not, tf-collect redacts every example with the format's kind and
+leaves every near miss, and tf-analyze's leak scan agrees with both."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from analyzer.bundle.leaks import scan_member
+from collector.redact import Redactor
+from tf_support_schemas.tokens import FORMATS, PEM, STANDALONE, TokenFormat
+
+KEY = b"catalogue-test-key-0123456789abc"
+EXAMPLES = [(f, e) for f in FORMATS for e in f.examples]
+NEAR = [(f, n) for f in FORMATS for n in f.near_misses]
+
+
+def _id(case: tuple[TokenFormat, str]) -> str:
+    return f"{case[0].kind}:{case[1][:24]}"
+
+
+@pytest.mark.parametrize("fmt", FORMATS, ids=lambda f: f"{f.kind}:{f.platform[:20]}")
+def test_every_format_is_documented_and_well_formed(fmt: TokenFormat) -> None:
+    assert re.fullmatch(r"[a-z0-9-]+", fmt.kind)
+    assert fmt.source.startswith("https://")
+    assert fmt.examples and fmt.near_misses
+    assert fmt.pattern.groups == 0  # the scanner names its own groups
+    assert fmt.prefix or fmt.anchor or not fmt.standalone
+    assert all(c.isascii() for c in fmt.regex)
+
+
+@pytest.mark.parametrize("case", EXAMPLES, ids=[_id(c) for c in EXAMPLES])
+def test_examples_match_their_format(case: tuple[TokenFormat, str]) -> None:
+    fmt, example = case
+    assert fmt.pattern.fullmatch(example)
+    assert fmt.check is None or fmt.check(example)
+
+
+@pytest.mark.parametrize("case", NEAR, ids=[_id(c) for c in NEAR])
+def test_near_misses_do_not(case: tuple[TokenFormat, str]) -> None:
+    fmt, near = case
+    assert not (fmt.pattern.fullmatch(near) and (fmt.check is None or fmt.check(near)))
+
+
+STANDALONE_EXAMPLES = [(f, e) for f in STANDALONE if f is not PEM for e in f.examples]
+
+
+@pytest.mark.parametrize("case", STANDALONE_EXAMPLES, ids=[_id(c) for c in STANDALONE_EXAMPLES])
+def test_redaction_and_leak_scan_agree_on_every_example(case: tuple[TokenFormat, str]) -> None:
+    fmt, example = case
+    text = f"2025-03-01T09:10:05Z INFO loaded {example} from the environment\n"
+    out = Redactor(key=KEY).redact_text(text)
+    secret = example[re.match(re.escape(fmt.prefix) + fmt.head, example).end() :]
+    assert secret not in out
+    assert f"<redacted:{fmt.kind}:" in out
+    assert [(leak.kind, leak.count) for leak in scan_member("m", text.encode())] == [(fmt.kind, 1)]
+    assert scan_member("m", out.encode()) == []  # placeholders are never leaks
+
+
+@pytest.mark.parametrize("case", NEAR, ids=[_id(c) for c in NEAR])
+def test_near_misses_stay_and_are_no_leak(case: tuple[TokenFormat, str]) -> None:
+    _, near = case
+    text = f"saw {near} in the file"
+    assert Redactor(key=KEY).redact_text(text) == text
+    assert scan_member("m", text.encode()) == []
+
+
+def test_the_pem_header_is_a_leak_and_its_key_is_redacted_whole() -> None:
+    key = "-----BEGIN EC PRIVATE KEY-----\nMIIEfakeBODY0123456789\n-----END EC PRIVATE KEY-----"
+    assert [leak.kind for leak in scan_member("m", key.encode())] == ["private-key"]
+    assert "MIIEfakeBODY" not in Redactor(key=KEY).redact_text(key)
+
+
+def test_a_value_under_a_name_gets_its_shape_kind() -> None:
+    # The same secret is the same placeholder as a bare token and as an env var's value.
+    r = Redactor(key=KEY)
+    token = "glpat-FAKEfake0123456789ab"
+    bare = r.redact_text(f"cloning with {token}")
+    named = r.redact_text(f"GITLAB_TOKEN={token}")
+    placeholder = re.search(r"<redacted:[a-z-]+:[0-9a-f]+>", bare).group()
+    assert placeholder.startswith("<redacted:gitlab-token:") and placeholder in named
