@@ -123,6 +123,10 @@ class BundleWriter:
         self._names: dict[str, str] = {}  # member as asked -> member as written (redacted)
         self._tmp: Path | None = None
         self.committed = False  # the bundle is complete at final_path
+        # After abort() nothing is staged: a worker thread a Ctrl-C did not wait for would
+        # otherwise make the staging directory again, and leave it behind.
+        self._lock = threading.Lock()
+        self._aborted = False
 
     @property
     def members(self) -> list[str]:
@@ -138,12 +142,15 @@ class BundleWriter:
         self._names[member] = name
         data = self.redactor.redact_bytes(data, member=member)
         target = self._staging / name
-        target.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            target.write_bytes(data)
-        except OSError as exc:
-            raise OutputError(f"cannot write the bundle: {exc.strerror}") from exc
-        self._members.add(name)
+        with self._lock:
+            if self._aborted:
+                raise OutputError("the bundle was abandoned")
+            target.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                target.write_bytes(data)
+            except OSError as exc:
+                raise OutputError(f"cannot write the bundle: {exc.strerror}") from exc
+            self._members.add(name)
 
     def put_object(self, member: str, obj: Any) -> None:
         """Stage decoded JSON: redacted by structure before it is serialised, then by pattern."""
@@ -236,7 +243,9 @@ class BundleWriter:
 
     def abort(self) -> None:
         """Remove everything staged; safe to call more than once."""
-        shutil.rmtree(self._staging, ignore_errors=True)
+        with self._lock:
+            self._aborted = True
+            shutil.rmtree(self._staging, ignore_errors=True)
         if self._tmp is not None:
             self._tmp.unlink(missing_ok=True)
             self._tmp = None

@@ -3,8 +3,10 @@ Kubernetes client takes a moment to import) ends as quietly as one during collec
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
+import warnings
 
 INTERRUPTED = 130  # ExitCode.INTERRUPTED, without importing anything heavy first
 MESSAGE = "tf-collect: interrupted; no bundle was written\n"
@@ -20,5 +22,14 @@ def main() -> None:
         from .cli import main as cli
     except KeyboardInterrupt:
         sys.stderr.write(MESSAGE)
-        sys.exit(INTERRUPTED)
+        sys.stderr.flush()
+        # Not sys.exit: CPython remembers a KeyboardInterrupt that left code run by exec()
+        # (dataclasses and namedtuples build their methods so) even once it is caught, and
+        # then ends the process by SIGINT instead of with this exit code.
+        os._exit(INTERRUPTED)
+    # Only a kubeconfig's insecure-skip-tls-verify: true makes an unverified request, and
+    # kubectl honours it without a word; urllib3 would warn on every request.
+    from urllib3.exceptions import InsecureRequestWarning
+
+    warnings.filterwarnings("ignore", category=InsecureRequestWarning)
     cli()

@@ -4,92 +4,64 @@ Objects are fetched raw (the JSON the API server sent, not the client's models) 
 bundle holds them exactly as the API returned them. Every call has a timeout, goes through
 a shared client-side QPS limiter, honours 429 Retry-After, and ends as data: a result or a
 `CallFailed` with one of the manifest's statuses. Nothing here prints.
+
+Stopping. Every wait (the QPS limiter, a 429's Retry-After, a retry's pause) is a wait on the
+run's stop event, so a Ctrl-C reaches threads that wait in them at once: they raise `Stopped`,
+which no step turns into an artifact.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
-import os
 import threading
 import time
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import urllib3
-import yaml
-from kubernetes import client as k8s
-from kubernetes import config as k8s_config
-from kubernetes.config.config_exception import ConfigException
+from kubernetes.client.exceptions import ApiException
 
-from .errors import ConfigError
+from .diagnosis import Diagnosis, diagnose
+from .kubeconfig import Connection
 
 MAX_RETRY_AFTER = 10.0  # seconds we are willing to wait for one 429
 MAX_ANSWER_BYTES = 256 * 1024 * 1024  # one answer; the analyzer refuses bigger members too
 
 
-@dataclass(frozen=True)
-class Connection:
-    """Where the collector talks to, from kubeconfig or in-cluster config."""
-
-    api_client: k8s.ApiClient
-    context: str | None
-    server: str
-
-
 class CallFailed(Exception):
-    """One API call that did not succeed; `status` is a manifest status."""
+    """One API call that did not succeed; `status` is a manifest status. `diagnosis` says
+    why a TLS handshake or a proxy failed, for the one line a failed preflight ends with."""
 
-    def __init__(self, status: str, message: str, http_status: int | None = None) -> None:
+    def __init__(
+        self,
+        status: str,
+        message: str,
+        http_status: int | None = None,
+        diagnosis: Diagnosis | None = None,
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
         self.http_status = http_status
+        self.diagnosis = diagnosis
 
 
-def connect(kubeconfig: str | None, context: str | None) -> Connection:
-    """Load kubeconfig (explicit, $KUBECONFIG, ~/.kube/config) or in-cluster config."""
-    cfg = k8s.Configuration()
-    explicit = kubeconfig or os.environ.get("KUBECONFIG")
-    default_file = Path(os.path.expanduser("~/.kube/config"))
-    path = explicit.split(os.pathsep)[0] if explicit else str(default_file)
-    try:
-        if explicit or default_file.exists() or not os.environ.get("KUBERNETES_SERVICE_HOST"):
-            if not Path(path).exists():
-                where = "" if explicit else " and this is not a pod in a cluster"
-                raise ConfigError(f"kubeconfig {path} does not exist{where}")
-            k8s_config.load_kube_config(config_file=path, context=context, client_configuration=cfg)
-            _, active = k8s_config.list_kube_config_contexts(config_file=path)
-            ctx_name = context or (active or {}).get("name")
-        else:
-            k8s_config.load_incluster_config(client_configuration=cfg)
-            ctx_name = "in-cluster"
-    except ConfigException as exc:
-        raise ConfigError(f"no usable Kubernetes configuration: {exc}") from exc
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" (line {mark.line + 1})" if mark is not None else ""
-        raise ConfigError(f"kubeconfig {path} is not valid YAML{where}") from None
-    except OSError as exc:
-        raise ConfigError(f"cannot read kubeconfig {path}: {exc.strerror or exc}") from None
-    except (AttributeError, KeyError, TypeError, ValueError) as exc:
-        # Valid YAML, but not shaped like a kubeconfig (a list, a string, a context that is
-        # not a mapping): the client trips over it before it can say so.
-        raise ConfigError(f"kubeconfig {path} is not a valid kubeconfig: {exc}") from None
-    cfg.retries = False  # we retry ourselves, with Retry-After and a budget
-    return Connection(api_client=k8s.ApiClient(cfg), context=ctx_name, server=cfg.host)
+class Stopped(Exception):
+    """The run was stopped (Ctrl-C) while this call waited: no artifact, no retry."""
 
 
 class RateLimiter:
     """A token bucket shared by every worker thread (client-side QPS limit)."""
 
-    def __init__(self, qps: float, burst: int | None = None) -> None:
+    def __init__(
+        self, qps: float, burst: int | None = None, stop: threading.Event | None = None
+    ) -> None:
         self.interval = 1.0 / qps
         self.capacity = float(burst or max(1, int(qps)))
         self.tokens = self.capacity
         self.last = time.monotonic()
         self.lock = threading.Lock()
+        self.stop = stop or threading.Event()
 
     def acquire(self) -> None:
         while True:
@@ -101,7 +73,13 @@ class RateLimiter:
                     self.tokens -= 1
                     return
                 wait = (1 - self.tokens) * self.interval
-            time.sleep(wait)
+            pause(self.stop, wait)
+
+
+def pause(stop: threading.Event, seconds: float) -> None:
+    """Wait `seconds`, or raise Stopped as soon as the run is stopped."""
+    if stop.wait(seconds):
+        raise Stopped
 
 
 class Kube:
@@ -117,13 +95,19 @@ class Kube:
         retries: int = 3,
     ) -> None:
         self.conn = conn
-        self.limiter = RateLimiter(qps, burst=max(1, int(qps)))
+        self._stop = threading.Event()
+        self.limiter = RateLimiter(qps, burst=max(1, int(qps)), stop=self._stop)
         self.timeout = timeout
         self.page_size = page_size
         self.retries = retries
         self._count = 0
         self._count_lock = threading.Lock()
         self._access: dict[tuple[str, str, str, str, str], bool | None] = {}
+
+    def stop(self) -> None:
+        """End every wait now and start no more calls (Ctrl-C); a call in flight ends with
+        Stopped when its answer comes."""
+        self._stop.set()
 
     @property
     def requests(self) -> int:
@@ -202,6 +186,15 @@ class Kube:
                     method, url, headers, payload, post, _request_timeout=self.timeout
                 )
                 data = self._body(resp.response, path)
+            except (
+                ApiException,
+                urllib3.exceptions.ProxyError,
+                urllib3.exceptions.SSLError,
+            ) as exc:
+                # The client raises ApiException(status=0) only for a TLS failure; a proxy's
+                # refusal is not a dropped connection to retry either.
+                found = diagnose(exc, self.conn.route)
+                raise CallFailed("error", found.cause, diagnosis=found) from exc
             except urllib3.exceptions.NewConnectionError as exc:
                 # Refused, or a host name that does not resolve: urllib3 files these under
                 # timeouts, but no time ran out.
@@ -210,13 +203,15 @@ class Kube:
                 raise CallFailed("timeout", f"no answer within {self.timeout:g}s") from exc
             except (urllib3.exceptions.HTTPError, OSError) as exc:
                 if attempt <= self.retries and isinstance(exc, urllib3.exceptions.ProtocolError):
-                    time.sleep(0.2 * attempt)
+                    pause(self._stop, 0.2 * attempt)
                     continue
                 raise CallFailed("error", f"connection failed: {_reason(exc)}") from exc
+            if self._stop.is_set():
+                raise Stopped  # the run is over: nothing more is written
             if 200 <= resp.status < 300:
                 return data
             if attempt <= self.retries and resp.status in (429, 500, 502, 503, 504):
-                time.sleep(_retry_delay(resp.getheader("Retry-After"), attempt))
+                pause(self._stop, _retry_delay(resp.getheader("Retry-After"), attempt))
                 continue
             raise _failure(resp.status, resp.reason, data)
 

@@ -28,10 +28,12 @@ import outputs
 from .budget import DEFAULT_MAX_SIZE, fit
 from .bundle import BundleWriter
 from .describe import Describe
+from .diagnosis import client_certificate_expired
 from .documents import Documents
 from .errors import ConfigError, UnreachableError
 from .exec_step import ExecChecks
-from .kube import CallFailed, Kube, connect
+from .kube import CallFailed, Kube
+from .kubeconfig import connect
 from .ledger import Job, Ledger, ProgressFn
 from .lists import Lists
 from .locate import Installation, locate
@@ -161,12 +163,14 @@ def collect(
         )
         path = writer.finish(manifest)
     except KeyboardInterrupt:
+        kube.stop()
         if not writer.committed:
             writer.abort()
             raise
         # The signal came as the bundle went into place: it is complete, so it stands.
         path = writer.final_path
     except BaseException:
+        kube.stop()
         writer.abort()
         raise
     ignore_interrupts()
@@ -199,14 +203,10 @@ def preflight(kube: Kube) -> tuple[dict[str, Any], bool | None]:
     try:
         server_version = kube.get_json("/version")
     except CallFailed as exc:
+        if exc.diagnosis is not None:  # TLS or a proxy: the cause and the way out
+            raise exc.diagnosis.exception() from None
         if exc.http_status == 401:
-            # It answered, and refused who we are: an expired or revoked token, a client
-            # certificate it no longer trusts. A configuration problem, not an outage.
-            raise ConfigError(
-                f"the API server at {kube.conn.server} refused the credentials of "
-                f"context {kube.conn.context or '(default)'} ({exc.message}): the token "
-                "may have expired; log in again or refresh the kubeconfig"
-            ) from None
+            raise _refused(kube, exc.message) from None
         raise UnreachableError(
             f"the API server at {kube.conn.server} did not answer: {exc.message}"
         ) from None
@@ -216,6 +216,21 @@ def preflight(kube: Kube) -> tuple[dict[str, Any], bool | None]:
     except CallFailed as exc:
         tf_installed = False if exc.status == "not_found" else None
     return server_version, tf_installed
+
+
+def _refused(kube: Kube, answer: str) -> ConfigError:
+    """A 401: the server answered, and refused who we are (an expired or revoked token, a
+    client certificate it no longer trusts). A configuration problem, not an outage."""
+    expired = client_certificate_expired(kube.conn.route)
+    if expired:
+        why = f"its client certificate expired on {expired}"
+        fix = "get a new client certificate (or kubeconfig) for this cluster"
+    else:
+        why, fix = "the token may have expired", "log in again or refresh the kubeconfig"
+    return ConfigError(
+        f"the API server at {kube.conn.server} refused the credentials of context "
+        f"{kube.conn.context or '(default)'} ({answer}): {why}; {fix}"
+    )
 
 
 class _Run:
@@ -230,6 +245,7 @@ class _Run:
         tf_installed: bool | None,
     ) -> None:
         self.opts = opts
+        self.kube = kube
         self.writer = writer
         self.ledger = ledger
         self.store = ObjectStore(writer.redactor)
@@ -324,9 +340,17 @@ class _Run:
 
     def _run_jobs(self, jobs: list[Job]) -> None:
         self.ledger.total += len(jobs)
-        with ThreadPoolExecutor(max_workers=self.opts.concurrency) as pool:
+        pool = ThreadPoolExecutor(max_workers=self.opts.concurrency)
+        try:
             for fut in [pool.submit(job) for job in jobs]:
                 fut.result()
+        except BaseException:
+            # Ctrl-C, or a job that broke: queued jobs never start, waiting ones end now, and
+            # a request in flight is not waited for (the caller removes what was staged).
+            self.kube.stop()
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+        pool.shutdown()
 
     def _tf_workload_namespaces(self) -> set[str]:
         """Namespaces of the TF Deployments/StatefulSets found cluster-wide (phase one lists
