@@ -77,7 +77,7 @@ def summary_lines(
 def brief_lines(report: dict[str, Any], *, color: bool = False, roots: int = 5) -> list[str]:
     """At most one screen: the verdict and the first root causes with their fixes."""
     t, paint = Strings(STRINGS[report["lang"]]), Paint(color)
-    lines = _secrets(report, t, paint) + verdict_lines(report, paint)
+    lines = _secrets(report, t, paint) + verdict_lines(report, paint, warnings=False)
     shown = [f for f in report["findings"] if f["root_cause"]]
     for f in shown[:roots]:
         lines += _finding(f, t, paint)
@@ -86,8 +86,9 @@ def brief_lines(report: dict[str, Any], *, color: bool = False, roots: int = 5) 
     return lines
 
 
-def verdict_lines(report: dict[str, Any], paint: Paint) -> list[str]:
-    """The verdict, and for an inconclusive one what is missing and how to collect it."""
+def verdict_lines(report: dict[str, Any], paint: Paint, *, warnings: bool = True) -> list[str]:
+    """The verdict, and for an inconclusive one what is missing and how to collect it; then
+    what tf-collect warned about (`warnings`: tf-collect itself has just printed them)."""
     t = Strings(STRINGS[report["lang"]])
     s = report["summary"]
     verdict = s["verdict"]
@@ -106,7 +107,8 @@ def verdict_lines(report: dict[str, Any], paint: Paint) -> list[str]:
             lines.append("    " + t["and_more"] % (len(missing) - MAX_MISSING))
         if s["recollect"]:
             lines.append(f"  {t['recollect']}: {s['recollect']}")
-    for warning in report["bundle"].get("warnings") or []:
+    shown = (report["bundle"].get("warnings") or []) if warnings else []
+    for warning in shown:
         lines.append(f"  {t['collect_warned']}: {warning}")
     return lines
 
