@@ -27,7 +27,7 @@ from .run import AnalyzeOptions, run_analysis
 @click.option(
     "-o",
     "--output",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=click.Path(path_type=Path),
     help="Report file, a regular file replaced whole if it exists (default, or -: standard "
     "output).",
 )
@@ -62,7 +62,7 @@ from .run import AnalyzeOptions, run_analysis
 )
 @click.option(
     "--kubeconfig-out",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=click.Path(path_type=Path),
     help="Where --serve writes its kubeconfig (default: ./tf-bundle.kubeconfig).",
 )
 @click.option(

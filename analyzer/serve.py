@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import threading
 from collections.abc import Callable
@@ -85,7 +86,6 @@ def _check_kubeconfig(path: Path) -> None:
     try:
         outputs.check(path, replace=False, what="kubeconfig")
     except outputs.OutputRefused as exc:
-        raise OutputError(
-            f"{exc} (another tf-analyze --serve may be using it); remove it or give "
-            "--kubeconfig-out another path"
-        ) from None
+        taken = os.path.lexists(path)
+        why = " (another tf-analyze --serve may be using it); remove it or" if taken else ";"
+        raise OutputError(f"{exc}{why} give --kubeconfig-out another path") from None

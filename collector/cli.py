@@ -52,7 +52,7 @@ NEXT_STEP = (
 @click.option(
     "-o",
     "--output",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=click.Path(path_type=Path),
     help="Bundle path, which must not exist (default: a new tf-support-<context>-<UTC time>"
     ".tar.zst in the current directory).",
 )
@@ -131,7 +131,7 @@ NEXT_STEP = (
 )
 @click.option(
     "--redaction-map",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=click.Path(path_type=Path),
     help="Also write original -> placeholder to this file (outside the bundle; keep it private).",
 )
 @click.option(
@@ -325,7 +325,7 @@ def _hard_exit(code: int) -> None:
 )
 @click.option(
     "--redaction-map",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=click.Path(path_type=Path),
     help="Also write original -> placeholder to this file (keep it private).",
 )
 @click.option("--redact-public-ips", is_flag=True, help="Pseudonymise public IP addresses too.")

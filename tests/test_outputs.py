@@ -173,6 +173,14 @@ def test_analyze_writes_reports_to_regular_files_only(tmp_path: Path) -> None:
     report.write_text("an earlier report")
     assert _analyze("-o", str(report)).returncode == 0
     assert report.read_text().startswith("# ")  # replaced whole by the new report
+    directory = tmp_path / "reports"
+    directory.mkdir()
+    proc = _analyze("--format", "md", "-o", str(directory))
+    assert proc.returncode == 4
+    assert proc.stderr.strip() == (
+        f"tf-analyze: the report {directory} exists and is a directory; choose another path"
+    )
+    assert list(directory.iterdir()) == []
     stdout = _analyze("--format", "json", "-o", "-")
     assert stdout.returncode == 0 and stdout.stdout.startswith("{")
 
@@ -190,7 +198,10 @@ def test_serve_never_takes_over_a_kubeconfig_or_makes_a_directory(tmp_path: Path
     missing = tmp_path / "no-such-dir" / "kubeconfig"
     proc = _analyze("--serve", "--kubeconfig-out", str(missing))
     assert proc.returncode == 4
-    assert "does not exist" in proc.stderr
+    assert proc.stderr.strip() == (
+        f"tf-analyze: the directory of the kubeconfig {missing} does not exist; give "
+        "--kubeconfig-out another path"
+    )
     assert not missing.parent.exists()
 
 

@@ -78,8 +78,10 @@ def test_disk_full_is_a_clear_error_and_leaves_nothing(
 
 def test_output_path_that_is_a_directory(emulator: Emulator, tmp_path: Path) -> None:
     proc = tf_collect("--kubeconfig", str(emulator.kubeconfig), "-o", str(tmp_path))
-    assert proc.returncode == 2  # a bad option, refused before anything runs
-    assert f"'{tmp_path}' is a directory" in proc.stderr
+    assert proc.returncode == 6  # the output policy's refusal, before anything runs
+    assert proc.stderr.strip().splitlines()[-1] == (
+        f"tf-collect: the bundle {tmp_path} exists and is a directory; choose another path"
+    )
     assert list(tmp_path.iterdir()) == []
 
 
