@@ -519,7 +519,14 @@ SYNTAXES: dict[str, str] = {
     "go-map": "map[{k}:{v} user:x]",
     "go-struct": "&{{User:admin {K}:{v}}}",
     "url-query": "https://example.com/cb?x=1&{k}={v}&next=/",
+    # Command lines: the value is a password by its place, whatever it is named.
+    "mysql-glued": "mysql -h db -uroot -p{v} tensorfusion",
+    "redis-cli": "redis-cli -h redis-master -a {v} ping",
+    "curl-user": "curl -u admin:{v} https://registry.example.com/v2/",
+    "stdin-echo": "echo '{v}' | docker login -u ci --password-stdin registry.example.com",
+    "stdin-here-string": 'docker login -u ci --password-stdin <<< "{v}"',
 }
+POSITIONAL = frozenset(("mysql-glued", "redis-cli", "curl-user", "stdin-echo", "stdin-here-string"))
 # Sensitive names in their three spellings (snake, UPPER, kebab).
 NAMES = (
     ("password", "DB_PASSWORD", "password"),
@@ -585,7 +592,9 @@ def syntax_recall(key: bytes = b"bench-key-0123456789abcdef") -> tuple[Tally, Ta
                     text = text[:end] + "\nMIIEfakeBODY0123456789\n-----END PRIVATE KEY-----"
                     ok = "MIIEfakeBODY" not in redactor.redact_text(text)
                 else:
-                    if fmt.head:  # a webhook's fixed path stays: the rest is the secret
+                    if fmt.head and syntax not in POSITIONAL:
+                        # A webhook's fixed path stays: the rest is the secret (on a command
+                        # line, the whole argument is the password).
                         start += re.match(re.escape(fmt.prefix) + fmt.head, example).end()
                     ok = _redacted(redactor, text, start, end)
                 by_kind.add(fmt.kind, ok, f"{syntax} {example[:40]}")

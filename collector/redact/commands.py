@@ -5,7 +5,8 @@ in the forms whose flag does not say "password" itself, which pairs.py reads fro
 - a short flag with the value after a space, on the commands where that flag is the
   password: `redis-cli -a S3cret`, `sshpass -p S3cret`, `docker login -p S3cret`;
 - `user:password` after curl's `-u`/`--user`;
-- a secret echoed into `docker login --password-stdin` (also podman, helm registry, nerdctl);
+- a secret echoed into `docker login --password-stdin` (also podman, helm registry, nerdctl),
+  or given to it as a here-string (`docker login -u me --password-stdin <<< "S3cret"`);
 - a flag and its value as two items of a YAML list (`- --token` then `- value`).
 
 Each form is tied to its command on the same line, so that `-p 8080` (a port) and
@@ -40,6 +41,7 @@ _STDIN = re.compile(
     + _VALUE
     + r"[ \t]*\|[ \t]*(?:sudo[ \t]+)?[^|]*?\blogin\b[^|]*?--password-stdin"
 )
+_HERE_STRING = re.compile(r"\blogin\b[^|]*?--password-stdin\b[^|<]*<<<[ \t]*" + _VALUE)
 _LIST_FLAG = re.compile(r"([ \t]*)- (--?[A-Za-z][A-Za-z0-9_.-]*)[ \t]*\r?\n\1- " + _VALUE)
 # Every form above holds one of these: `-p`, `-a`, `-u` or `--` after a blank,
 # `--password-stdin`, or `- -`. One search for them spares most texts the ten searches below.
@@ -71,6 +73,8 @@ def _commands(scan: Scan) -> list[Hit]:
         for start, line in _lines_with(text, text, ("--password-stdin",)):
             for m in _STDIN.finditer(line):
                 _add(scan, hits, "password", m, start, first=2)
+            for m in _HERE_STRING.finditer(line):
+                _add(scan, hits, "password", m, start)
     pos = text.find("- -")
     while pos != -1:
         line_start = text.rfind("\n", 0, pos) + 1

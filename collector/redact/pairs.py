@@ -50,7 +50,7 @@ def _pairs(scan: Scan) -> list[Hit]:
         ke = _KEY_RIGHT.match(text, pos).end()
         hit = _pair_at(scan, ks, ke)
         if hit is not None:
-            hits.append(hit)
+            hits.append(hit._replace(name=(ks, ke)))
     return hits
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections import Counter
 from typing import NamedTuple
 
@@ -20,6 +21,10 @@ class Hit(NamedTuple):
     # Wins over another hit of the same span: a JWT found as such (2) names its kind better
     # than the `token=` pair it sits in (1).
     priority: int = 0
+    # The span of the name a pair's value was found under. A name that is itself part of a
+    # secret names nothing: mysql's `-pS3cretPass db` is a password glued to its flag, not a
+    # flag `-pS3cretPass` whose value is `db`.
+    name: tuple[int, int] | None = None
 
 
 def apply(text: str, hits: list[Hit], pseudonyms: Pseudonyms) -> tuple[str, Counter[str]]:
@@ -30,6 +35,7 @@ def apply(text: str, hits: list[Hit], pseudonyms: Pseudonyms) -> tuple[str, Coun
     # A placeholder already in the text (an earlier pass, a re-redacted bundle) names its
     # kind, and "password:1ce851" in it must not read as a pair.
     done = [m.span() for m in PLACEHOLDER.finditer(text)] if "<redacted:" in text else []
+    hits = _without_secret_names(hits)
     hits.sort(key=lambda h: (h.start, -(h.end - h.start), -h.priority))
     kept: list[Hit] = []
     d = 0
@@ -60,3 +66,24 @@ def apply(text: str, hits: list[Hit], pseudonyms: Pseudonyms) -> tuple[str, Coun
             counts[hit.kind] += 1
     out.append(text[pos:])
     return "".join(out), counts
+
+
+def _without_secret_names(hits: list[Hit]) -> list[Hit]:
+    """Drop the pairs whose name overlaps another hit (every hit's value lies after its name,
+    so a hit never overlaps its own name)."""
+    if not any(h.name for h in hits):
+        return hits
+    spans = sorted((h.start, h.end) for h in hits)
+    starts = [s for s, _ in spans]
+    reach, furthest = [], -1  # reach[i]: the furthest end among spans[: i + 1]
+    for _, end in spans:
+        furthest = max(furthest, end)
+        reach.append(furthest)
+    kept = []
+    for hit in hits:
+        if hit.name is not None:
+            before = bisect_left(starts, hit.name[1])  # spans that start inside or before it
+            if before and reach[before - 1] > hit.name[0]:
+                continue
+        kept.append(hit)
+    return kept

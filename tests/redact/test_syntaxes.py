@@ -82,6 +82,17 @@ def test_every_syntax_plants_a_findable_secret(syntax: str) -> None:
     assert out[:start] == text[:start] and "Qx8Lm2Vt7Rz4" not in out
 
 
+@pytest.mark.parametrize("syntax", sorted(bench.POSITIONAL))
+@pytest.mark.parametrize("value", ["S3cretPass", "my-api-key-42X", "Tok3n_Secret9"])
+def test_a_password_that_reads_like_a_name_names_nothing(syntax: str, value: str) -> None:
+    # `mysql -pS3cretPass tensorfusion`: the password is glued to its flag; the database
+    # after it is not the value of a flag named `-pS3cretPass`.
+    text, start, end = bench.plant(syntax, value, bench.NEUTRAL)
+    out = Redactor(key=KEY).redact_text(text)
+    assert out.startswith(text[:start]) and out.endswith(text[end:]), out
+    assert PLACEHOLDER.fullmatch(out[start : len(out) - len(text) + end]), out
+
+
 # Lines that hold no secret in a syntax a secret could be in: each must come out unchanged.
 KEEP = [
     "if hf_required_fields_missing(config) { return errHfRequired }",
@@ -106,6 +117,8 @@ KEEP = [
     "token_type: bearer",
     "    caBundle: LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUJ6RENDQVhLZ0F3SUJBZ0lRZmFrZQ==",
     "echo $TOKEN | docker login -u ci --password-stdin registry.example.com",
+    'docker login -u ci --password-stdin <<< "$REGISTRY_TOKEN"',
+    "docker login -u ci --password-stdin < /run/secrets/registry-token",
     "redis-cli -h redis-master -a $REDIS_PASSWORD ping",
     "the api key is missing; generate a new secret in the console",
 ]
