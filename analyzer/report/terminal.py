@@ -159,9 +159,11 @@ def _comparison(report: dict[str, Any], t: Strings, paint: Paint, verbose: bool)
     for key, label in (("fixed", "cmp_fixed"), ("new", "cmp_new"), ("remaining", "cmp_remaining")):
         if key == "remaining" and not verbose:
             continue  # the findings above are the remaining ones
+        if c[key]:
+            lines.append(f"    {t[label]}:")
         for e in c[key]:
             mark = paint(_MARK[e["severity"]], e["severity"])
-            lines.append(f"    {t[label]}: {mark} {e['title']}")
+            lines.append(f"      {mark} {e['title']}")
     return lines
 
 

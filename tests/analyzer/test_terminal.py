@@ -100,10 +100,12 @@ def test_the_baseline_comparison_is_in_the_terminal_too(tmp_path: Path) -> None:
         "  Compared with an earlier bundle (healthy.tar.zst, 2026-11-30T10:10:00Z): "
         "fixed 0, new 1, remaining 0"
     ) in out
-    new = [line for line in out if line.startswith("    New (only in this bundle): ")]
-    assert len(new) == 1 and new[0].startswith("    New (only in this bundle): !! ")
+    at = out.index("    New (only in this bundle):")
+    assert out[at + 1].startswith("      !! Controller ") and "OOMKilled" in out[at + 1]
+    assert not out[at + 2].startswith("      ")  # one new finding, listed once
     back = _tf_analyze(
         str(SAMPLES / "healthy.tar.zst"), "--baseline", str(SAMPLES / "controller-oom.tar.zst")
     ).stdout.splitlines()
     assert any(line.endswith("fixed 1, new 0, remaining 0") for line in back)
-    assert [line for line in back if line.startswith("    Fixed (only in the earlier bundle): !! ")]
+    at = back.index("    Fixed (only in the earlier bundle):")
+    assert back[at + 1].startswith("      !! Controller ")
