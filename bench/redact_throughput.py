@@ -525,6 +525,7 @@ SYNTAXES: dict[str, str] = {
     "curl-user": "curl -u admin:{v} https://registry.example.com/v2/",
     "stdin-echo": "echo '{v}' | docker login -u ci --password-stdin registry.example.com",
     "stdin-here-string": 'docker login -u ci --password-stdin <<< "{v}"',
+    "config-set": "aws configure set --profile prod {k} {v}",
 }
 POSITIONAL = frozenset(("mysql-glued", "redis-cli", "curl-user", "stdin-echo", "stdin-here-string"))
 # Sensitive names in their three spellings (snake, UPPER, kebab).

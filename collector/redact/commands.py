@@ -7,7 +7,9 @@ in the forms whose flag does not say "password" itself, which pairs.py reads fro
 - `user:password` after curl's `-u`/`--user`;
 - a secret echoed into `docker login --password-stdin` (also podman, helm registry, nerdctl),
   or given to it as a here-string (`docker login -u me --password-stdin <<< "S3cret"`);
-- a flag and its value as two items of a YAML list (`- --token` then `- value`).
+- a flag and its value as two items of a YAML list (`- --token` then `- value`);
+- a setting and its value after `config set` (`aws configure set aws_secret_access_key X`,
+  `npm config set //registry/:_authToken X`, redis's `CONFIG SET requirepass X`).
 
 Each form is tied to its command on the same line, so that `-p 8080` (a port) and
 `-a` (all) elsewhere stay as they are.
@@ -16,6 +18,7 @@ Each form is tied to its command on the same line, so that `-p 8080` (a port) an
 from __future__ import annotations
 
 import re
+from itertools import pairwise
 
 from .names import is_placeholder_value, sensitive_kind
 from .patterns import refine_kind
@@ -42,6 +45,10 @@ _STDIN = re.compile(
     + r"[ \t]*\|[ \t]*(?:sudo[ \t]+)?[^|]*?\blogin\b[^|]*?--password-stdin"
 )
 _HERE_STRING = re.compile(r"\blogin\b[^|]*?--password-stdin\b[^|<]*<<<[ \t]*" + _VALUE)
+# `aws configure set aws_secret_access_key X`, `npm config set //host/:_authToken X`,
+# redis's `CONFIG SET requirepass X`: a name and its value as two words after `set`.
+_CONFIG_SET = re.compile(r"(?i)\bconfig(?:ure)?[ \t]+set[ \t]+")
+_ARGUMENT = re.compile(_VALUE)
 _LIST_FLAG = re.compile(r"([ \t]*)- (--?[A-Za-z][A-Za-z0-9_.-]*)[ \t]*\r?\n\1- " + _VALUE)
 # Every form above holds one of these: `-p`, `-a`, `-u` or `--` after a blank,
 # `--password-stdin`, or `- -`. One search for them spares most texts the ten searches below.
@@ -51,6 +58,10 @@ _ANY_FORM = re.compile(r"-(?:(?<=[ \t]-)[pau-]|-password-stdin|(?<=- -))")
 def _commands(scan: Scan) -> list[Hit]:
     text, lower = scan.text, scan.lower
     hits: list[Hit] = []
+    if "config" in lower:
+        for start, line in _lines_with(text, lower, ("config",)):
+            for m in _CONFIG_SET.finditer(line):
+                _config_value(scan, hits, line, m.end(), start)
     if _ANY_FORM.search(text) is None:
         return hits
     if any(word in lower for word in _MYSQL_WORDS):
@@ -83,6 +94,29 @@ def _commands(scan: Scan) -> list[Hit]:
             _add(scan, hits, kind, m, 0, first=3)
         pos = text.find("- -", pos + 3)
     return hits
+
+
+def _config_value(scan: Scan, hits: list[Hit], line: str, pos: int, offset: int) -> None:
+    """The word after the first sensitive setting name among the arguments of `config set`
+    (flags such as `--profile prod` may come first)."""
+    args = []
+    while (pos := _skip_blanks(line, pos)) < len(line):
+        m = _ARGUMENT.match(line, pos)
+        if m is None:
+            return
+        args.append(m)
+        pos = m.end()
+    for name, value in pairwise(args):
+        word = name.group()
+        if not word.startswith("-") and (kind := sensitive_kind(word.strip("\"'"))) is not None:
+            _add(scan, hits, kind, value, offset)
+            return
+
+
+def _skip_blanks(line: str, pos: int) -> int:
+    while pos < len(line) and line[pos] in " \t":
+        pos += 1
+    return pos
 
 
 def _lines_with(text: str, hay: str, words: tuple[str, ...]) -> list[tuple[int, str]]:

@@ -43,7 +43,7 @@ _METADATA_WORDS = _set(
     store backend agent job pod container containers mechanism algorithm algo config
     configs label labels annotation annotations key keys class plugin cert tls level
     mapping map refresh reset retries retry lifetime valid validation verify verified
-    check checks error errors message missing stdin
+    check checks error errors message missing stdin helper helpers
     """
 )
 # Words that qualify a bare `key` into a credential (apiKey, client-key-data, tls.key).
@@ -105,7 +105,9 @@ HEADER_NAMES = _set(
 
 # Substrings of every sensitive name (lowercase): where none occurs, no pair can be secret.
 # (Rarer names, `cookie`, `dsn`, `.dockerconfigjson`, are judged in objects, not searched.)
-KEYWORDS = ("pass", "pwd", "secret", "token", "cred", "auth", "licen", "key", "sig")
+KEYWORDS = ("pass", "pw", "secret", "token", "cred", "auth", "licen", "key", "sig")
+# The shell's working directories, in every `env` dump: `PWD=/workspace` is a path.
+_SHELL_DIRECTORIES = frozenset({"PWD", "OLDPWD"})
 
 
 def words(name: str) -> list[str]:
@@ -117,6 +119,8 @@ def words(name: str) -> list[str]:
 def sensitive_kind(name: str) -> str | None:
     """The secret kind a value named `name` holds, or None when the value is not secret."""
     lowered = name.lower().lstrip("-").strip("\"'")
+    if name.strip("\"'") in _SHELL_DIRECTORIES:
+        return None
     if lowered in _EXACT:
         return _EXACT[lowered]
     ws = words(name)

@@ -93,6 +93,22 @@ def test_a_password_that_reads_like_a_name_names_nothing(syntax: str, value: str
     assert PLACEHOLDER.fullmatch(out[start : len(out) - len(text) + end]), out
 
 
+# Short and unusual names a secret is written under, each with the secret that must go.
+FOUND = [
+    ("[auth] login ok for user=admin pw=Adm1nPw!2024", "Adm1nPw!2024"),
+    ("  db_pw: S3cr3tPw9", "S3cr3tPw9"),
+    ("npm config set //registry.npmjs.org/:_authToken abcDEF123ghi", "abcDEF123ghi"),
+    ("redis-cli CONFIG SET requirepass R3d1sPw", "R3d1sPw"),
+]
+
+
+@pytest.mark.parametrize("text,secret", FOUND, ids=[f[0][:40] for f in FOUND])
+def test_short_and_unusual_names(text: str, secret: str) -> None:
+    out = Redactor(key=KEY).redact_text(text)
+    head = text[: text.index(secret)]
+    assert out.startswith(head) and PLACEHOLDER.fullmatch(out[len(head) :]), out
+
+
 # Lines that hold no secret in a syntax a secret could be in: each must come out unchanged.
 KEEP = [
     "if hf_required_fields_missing(config) { return errHfRequired }",
@@ -121,6 +137,10 @@ KEEP = [
     "docker login -u ci --password-stdin < /run/secrets/registry-token",
     "redis-cli -h redis-master -a $REDIS_PASSWORD ping",
     "the api key is missing; generate a new secret in the console",
+    "PWD=/workspace/app\nOLDPWD=/root",
+    '{"name": "PWD", "value": "/workspace"}',
+    "git config --global credential.helper store",
+    "aws configure set region us-east-1",
 ]
 
 
