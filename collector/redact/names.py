@@ -72,6 +72,10 @@ _TOKEN_NOT_SECRET = _set(
     """
 )
 _PASSWORD_WORDS = frozenset({"password", "passwd", "pwd", "pass", "passphrase", "pw"})
+# Short words that are a password only as a name's last word (`DB_PASS`, `db_pw`) or split
+# from one (`PASS_WORD`), not where they lead something else (`PASS_THROUGH`, Playwright's
+# `PW_TEST_HTML_REPORT_OPEN`).
+_PASSWORD_ABBREVIATIONS = frozenset({"pass", "pw"})
 _AUTH_WORDS = frozenset({"auth", "authorization", "basicauth", "proxyauth", "httpauth"})
 _LICENSE_WORDS = frozenset({"license", "licence"})
 
@@ -114,7 +118,6 @@ def words(name: str) -> list[str]:
     return [w.lower() for w in _WORDS.findall(name)]
 
 
-@lru_cache(maxsize=8192)
 @lru_cache(maxsize=16384)  # the same few hundred keys, over and over
 def sensitive_kind(name: str) -> str | None:
     """The secret kind a value named `name` holds, or None when the value is not secret."""
@@ -133,6 +136,8 @@ def sensitive_kind(name: str) -> str | None:
         return "certificate"
     for i, w in enumerate(ws):
         prev = ws[i - 1] if i else ""
+        if w in _PASSWORD_ABBREVIATIONS and ws[i + 1 : i + 2] not in ([], ["word"], ["phrase"]):
+            continue
         if w in _PASSWORD_WORDS or "password" in w or "passwd" in w:
             return "password"
         if w in _LICENSE_WORDS:

@@ -97,6 +97,7 @@ def test_a_password_that_reads_like_a_name_names_nothing(syntax: str, value: str
 FOUND = [
     ("[auth] login ok for user=admin pw=Adm1nPw!2024", "Adm1nPw!2024"),
     ("  db_pw: S3cr3tPw9", "S3cr3tPw9"),
+    ("MYSQL_PASS_WORD=Xk29sLq7", "Xk29sLq7"),
     ("npm config set //registry.npmjs.org/:_authToken abcDEF123ghi", "abcDEF123ghi"),
     ("redis-cli CONFIG SET requirepass R3d1sPw", "R3d1sPw"),
 ]
@@ -140,6 +141,7 @@ KEEP = [
     "PWD=/workspace/app\nOLDPWD=/root",
     '{"name": "PWD", "value": "/workspace"}',
     "git config --global credential.helper store",
+    "PW_TEST_HTML_REPORT_OPEN=never\nPASS_THROUGH=enabled",
     "aws configure set region us-east-1",
 ]
 
