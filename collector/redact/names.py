@@ -136,7 +136,8 @@ def sensitive_kind(name: str) -> str | None:
         return "certificate"
     for i, w in enumerate(ws):
         prev = ws[i - 1] if i else ""
-        if w in _PASSWORD_ABBREVIATIONS and ws[i + 1 : i + 2] not in ([], ["word"], ["phrase"]):
+        following = ws[i + 1] if i + 1 < len(ws) else ""
+        if w in _PASSWORD_ABBREVIATIONS and following not in ("", "word", "phrase"):
             continue
         if w in _PASSWORD_WORDS or "password" in w or "passwd" in w:
             return "password"
