@@ -4,11 +4,12 @@ screen, and the next step. The collector's only way into the analyzer."""
 from __future__ import annotations
 
 import shlex
+import shutil
 from pathlib import Path
 from typing import TextIO
 
 from .i18n import STRINGS, default_lang
-from .report.terminal import brief_lines, use_color
+from .report.terminal import WIDTH, brief_lines, use_color
 from .run import AnalyzeOptions, run_analysis
 
 ISSUES_REPO = "NexusGPU/tensor-fusion"
@@ -19,7 +20,8 @@ def brief(bundle: Path, stream: TextIO, lang: str | None = None) -> list[str]:
     bundle at `bundle`; coloured when `stream` is a terminal that wants colour."""
     lang = lang or default_lang()
     report = run_analysis(AnalyzeOptions(bundle=bundle, lang=lang)).report
-    lines = brief_lines(report, color=use_color("auto", stream))
+    width = shutil.get_terminal_size((WIDTH, 24)).columns if stream.isatty() else WIDTH
+    lines = brief_lines(report, color=use_color("auto", stream), width=width)
     return lines + next_step(report, bundle)
 
 

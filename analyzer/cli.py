@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import sys
 from pathlib import Path
 
@@ -11,7 +12,7 @@ from . import __version__
 from .errors import AnalyzerError, ExitCode
 from .i18n import default_lang
 from .report.render import FORMATS
-from .report.terminal import COLOR_CHOICES, summary_lines, use_color
+from .report.terminal import COLOR_CHOICES, WIDTH, summary_lines, use_color
 from .results import SEVERITIES
 from .run import AnalyzeOptions, run_analysis
 
@@ -130,7 +131,8 @@ def main(
         stream_summary = False
     stream = sys.stderr if stream_summary else sys.stdout
     painted = use_color(color, stream)
-    for line in summary_lines(result.report, verbose=verbose, color=painted):
+    width = shutil.get_terminal_size((WIDTH, 24)).columns if stream.isatty() else WIDTH
+    for line in summary_lines(result.report, verbose=verbose, color=painted, width=width):
         click.echo(line, err=stream_summary, color=painted)
     if result.written is not None:
         click.echo(f"Report: {result.written}", err=stream_summary)

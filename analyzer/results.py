@@ -28,6 +28,12 @@ class Finding:
     commands: list[str]
     vars: dict[str, Any]
     consequence_of: tuple[str, ...] = ()
+    decisive: str = ""  # the evidence line that decided it, for the terminal
+    generic: bool = False  # a generic row: it yields to a specific cause (rules/subjects.py)
+    # What the finding is about (its objects and what they stand for) and what it depends on
+    # (about, plus what a workload runs on and the components its rule needs).
+    about: frozenset[str] = frozenset()
+    reach: frozenset[str] = frozenset()
     children: list[Finding] = field(default_factory=list)
     caused_by: str | None = None  # the id of the root finding this one nests under
     # Rules that could have named this root's cause but ended in error: the ranking is unsure.
@@ -37,8 +43,9 @@ class Finding:
     def id(self) -> str:
         return f"{self.rule_id}@{','.join(self.objects) or '-'}"
 
-    def sort_key(self) -> tuple[int, str, str]:
-        return (severity_rank(self.severity), self.rule_id, ",".join(self.objects))
+    def sort_key(self) -> tuple[int, bool, str, str]:
+        """Worst first; of the same severity, a specific row before a generic one."""
+        return (severity_rank(self.severity), self.generic, self.rule_id, ",".join(self.objects))
 
 
 @dataclass

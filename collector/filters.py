@@ -40,7 +40,8 @@ def _tf_webhook(obj: dict[str, Any], release: str) -> bool:
 
 
 def _tf_workload(obj: dict[str, Any], release: str) -> bool:
-    """A Deployment/StatefulSet with any tensor-fusion.ai/ key, on itself or its template."""
+    """A Deployment, StatefulSet or DaemonSet with any tensor-fusion.ai/ key, on itself or its
+    template."""
     meta = obj.get("metadata") or {}
     template = ((obj.get("spec") or {}).get("template") or {}).get("metadata") or {}
     return any(

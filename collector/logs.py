@@ -18,7 +18,7 @@ from .kube import CallFailed, Kube
 from .ledger import Job, Ledger, artifact_id
 from .plan import ALL_NAMESPACES, GrepLogStep, LogStep
 from .store import ObjectStore
-from .targets import SELECTIONS, component, needs_attention, ref
+from .targets import SELECTIONS, component, failed_and_restarted, needs_attention, ref
 
 GREP_LIMIT_BYTES = 32 * 1024 * 1024  # the most of one log read to grep through
 
@@ -45,8 +45,15 @@ class Logs:
             and (not step.attention_only or needs_attention(pod))
         ]
         if step.max_pods is not None:
-            # Those that need attention first; sorted() keeps namespace/name order within.
-            pods = sorted(pods, key=lambda p: not needs_attention(p))[: step.max_pods]
+            # Every pod whose container failed and restarted (the previous log holds why), then
+            # the others that need attention first, up to max_pods in all; sorted() keeps
+            # namespace/name order within each group.
+            failed = [p for p in pods if failed_and_restarted(p)]
+            rest = sorted(
+                (p for p in pods if not failed_and_restarted(p)),
+                key=lambda p: not needs_attention(p),
+            )
+            pods = failed + rest[: max(step.max_pods - len(failed), 0)]
         tail = min(self.tail, step.tail) if step.tail else self.tail
         jobs: list[Job] = []
         for pod in pods:

@@ -46,6 +46,8 @@ CONFIGMAPS = Resource("", "v1", "configmaps", "ConfigMap", True)
 DEPLOYMENTS = Resource("apps", "v1", "deployments", "Deployment", True)
 REPLICASETS = Resource("apps", "v1", "replicasets", "ReplicaSet", True)
 STATEFULSETS = Resource("apps", "v1", "statefulsets", "StatefulSet", True)
+DAEMONSETS = Resource("apps", "v1", "daemonsets", "DaemonSet", True)
+JOBS = Resource("batch", "v1", "jobs", "Job", True)
 CRDS = Resource(
     "apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition", False
 )
@@ -330,7 +332,7 @@ PLAN: tuple[Step, ...] = (
     ListStep(
         id="webhook-not-injecting/tf-workloads",
         manual=(),
-        resources=(DEPLOYMENTS, STATEFULSETS),
+        resources=(DEPLOYMENTS, STATEFULSETS, DAEMONSETS),
         namespace=ALL_NAMESPACES,
         keep="tf-workloads",
     ),
@@ -339,7 +341,9 @@ PLAN: tuple[Step, ...] = (
         manual=(
             ("webhook-rejects", "kubectl describe replicaset -n <namespace> -l <your-pod-label>"),
         ),
-        resources=(DEPLOYMENTS, STATEFULSETS, REPLICASETS),
+        # What made each pod, and the template it follows now: a pod that lacks what its
+        # owner's template has predates it (pod-template-hash, controller-revision-hash).
+        resources=(DEPLOYMENTS, STATEFULSETS, DAEMONSETS, REPLICASETS, JOBS),
         namespace=WORKLOAD_NAMESPACES,
     ),
     # ------------------------------------------------------------------ webhook-rejects
@@ -493,7 +497,8 @@ def describe(step: Step, namespace: str) -> str:
             "nvidia-stack": "NVIDIA GPU stack pods (driver, toolkit, validator, device plugin)",
         }.get(step.select or "", f"tensor-fusion.ai/component={'|'.join(step.components)} pods")
         most = (
-            f", at most {step.max_pods} pods, those needing attention first"
+            f", every pod whose container failed and restarted, then up to {step.max_pods} pods"
+            " in all, those needing attention first"
             if step.max_pods
             else ""
         )

@@ -353,9 +353,9 @@ class _Run:
         pool.shutdown()
 
     def _tf_workload_namespaces(self) -> set[str]:
-        """Namespaces of the TF Deployments/StatefulSets found cluster-wide (phase one lists
-        those kinds outside the TF namespace only through the tf-workloads filter)."""
-        kinds = (("apps", "deployments"), ("apps", "statefulsets"))
+        """Namespaces of the TF Deployments/StatefulSets/DaemonSets found cluster-wide (phase
+        one lists those kinds outside the TF namespace only through the tf-workloads filter)."""
+        kinds = (("apps", "deployments"), ("apps", "statefulsets"), ("apps", "daemonsets"))
         return {
             ns
             for (group, resource, ns), items in self.store.objects.items()

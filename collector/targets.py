@@ -93,6 +93,17 @@ def needs_attention(pod: dict[str, Any]) -> bool:
     return component(pod) == "worker" and annotations.get("tensor-fusion.ai/is-local-gpu") != "true"
 
 
+def failed_and_restarted(pod: dict[str, Any]) -> bool:
+    """A container of the pod failed (non-zero exit) and was started again: the log of the run
+    that died says why, even when the pod runs again now."""
+    status = pod.get("status") or {}
+    return any(
+        cs.get("restartCount", 0) > 0
+        and ((cs.get("lastState") or {}).get("terminated") or {}).get("exitCode", 0) != 0
+        for cs in status.get("containerStatuses") or []
+    )
+
+
 def stuck_in_init(pod: dict[str, Any]) -> list[str]:
     """Init containers of a pod that has not finished initialising (they hold the reason)."""
     status = pod.get("status") or {}

@@ -176,7 +176,7 @@ def name_atoms(members: Members) -> dict[str, str]:
     """The names a cluster chooses, each with the kind of thing it names: namespaces (the
     TensorFusion namespace and Helm release among them), nodes (also by their short host name),
     workloads (a pod of a ReplicaSet is named through its Deployment, a TensorFusion worker
-    through its workload), standalone pods, pools, quotas, connections and ConfigMaps.
+    through its workload), standalone pods, pools, quotas, connections, ConfigMaps and GPUs.
     A name that starts with another atom and a dash is left to that atom (keeping the prefix
     structure); so is a name that a fixed string (a container name, an image, a label key, a
     CRD name, a fixed label value) contains as a token, which renaming would change."""
@@ -237,7 +237,7 @@ def _obj_atoms(obj: dict[str, Any], add: Callable[[Any, str], None]) -> None:
     kinds = {
         "Deployment": "workload", "StatefulSet": "workload", "DaemonSet": "workload",
         "Job": "workload", "TensorFusionWorkload": "workload", "GPUPool": "pool",
-        "GPUResourceQuota": "quota", "ConfigMap": "configmap",
+        "GPUResourceQuota": "quota", "ConfigMap": "configmap", "GPU": "gpu",
     }  # fmt: skip
     if kind in kinds:
         add(name, kinds[kind])
@@ -349,6 +349,8 @@ _NEW = {
     "quota": ["budget-alpha", "budget-beta", "budget-gamma"],
     "connection": ["link-alpha", "link-beta", "link-gamma", "link-delta"],
     "configmap": ["settings-alpha", "settings-beta", "settings-gamma", "settings-delta"],
+    # GPU objects are named by the card's UUID.
+    "gpu": [f"gpu-5eed{i:04x}-{i:04x}-4{i:03x}-8{i:03x}-{i:012x}" for i in range(1, 65)],
 }  # fmt: skip
 
 

@@ -113,6 +113,7 @@ def _finding(f: Finding, lang: str, manual: Any, *, root: bool) -> dict[str, Any
         "fix": f.texts["fix"][lang],
         "commands": f.commands,
         "evidence": f.evidence,
+        "decisive": f.decisive,
         "root_cause": root,
         "caused_by": f.caused_by,
         "unchecked_causes": f.unchecked_causes,

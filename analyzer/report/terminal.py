@@ -5,11 +5,13 @@ and a legend for the marks. Colour only where the reader's terminal wants it."""
 from __future__ import annotations
 
 import os
+import unicodedata
 from collections.abc import Mapping
 from typing import Any, TextIO
 
 from ..i18n import STRINGS, Strings
 
+WIDTH = 100  # the terminal's width when the caller does not know it
 MAX_CHAINS = 5
 MAX_MISSING = 5
 COLOR_CHOICES = ("auto", "always", "never")
@@ -46,9 +48,9 @@ class Paint:
 
 
 def summary_lines(
-    report: dict[str, Any], *, verbose: bool = False, color: bool = False
+    report: dict[str, Any], *, verbose: bool = False, color: bool = False, width: int = WIDTH
 ) -> list[str]:
-    """The whole terminal report."""
+    """The whole terminal report, the evidence line under each root cause cut to `width`."""
     t, paint = Strings(STRINGS[report["lang"]]), Paint(color)
     b, s = report["bundle"], report["summary"]
     lines = _secrets(report, t, paint)
@@ -63,7 +65,7 @@ def summary_lines(
         + ", ".join(f"{n} {t[o]}" for o, n in s["rules"].items() if o in t),
     ]
     for f in report["findings"]:
-        lines += _finding(f, t, paint)
+        lines += _finding(f, t, paint, width)
     lines += _discovery(report, t)
     lines += _comparison(report, t, paint, verbose)
     lines += _not_checked(report, t, verbose)
@@ -74,13 +76,16 @@ def summary_lines(
     return lines
 
 
-def brief_lines(report: dict[str, Any], *, color: bool = False, roots: int = 5) -> list[str]:
-    """At most one screen: the verdict and the first root causes with their fixes."""
+def brief_lines(
+    report: dict[str, Any], *, color: bool = False, roots: int = 5, width: int = WIDTH
+) -> list[str]:
+    """At most one screen: the verdict and the first root causes with the evidence line that
+    decided each and their fixes."""
     t, paint = Strings(STRINGS[report["lang"]]), Paint(color)
     lines = _secrets(report, t, paint) + verdict_lines(report, paint, warnings=False)
     shown = [f for f in report["findings"] if f["root_cause"]]
     for f in shown[:roots]:
-        lines += _finding(f, t, paint)
+        lines += _finding(f, t, paint, width)
     if len(shown) > roots:
         lines.append("  " + t["and_more"] % (len(shown) - roots))
     return lines
@@ -121,15 +126,32 @@ def _secrets(report: dict[str, Any], t: Strings, paint: Paint) -> list[str]:
     return lines
 
 
-def _finding(f: dict[str, Any], t: Strings, paint: Paint) -> list[str]:
+def _finding(f: dict[str, Any], t: Strings, paint: Paint, width: int) -> list[str]:
     indent = "  " if f["root_cause"] else "      -> "
     mark = paint(_MARK[f["severity"]], f["severity"])
     lines = [f"{indent}{mark} [{f['manual'][0]}] {f['title']}"]
     if f["root_cause"]:
+        if f["decisive"]:
+            lines.append(fit(f"       {t['decided_by']}: {f['decisive']}", width))
         lines.append(f"       {t['fix']}: {f['fix']}")
     if f.get("unchecked_causes"):
         lines.append(f"       {t['unchecked_causes']}: {', '.join(f['unchecked_causes'])}")
     return lines
+
+
+def fit(line: str, width: int) -> str:
+    """`line` cut to `width` terminal columns (East Asian wide characters take two), ending in
+    an ellipsis where it was cut; a line break ends it."""
+    first, _, rest = line.partition("\n")
+    cols = [2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1 for ch in first]
+    if sum(cols) <= width and not rest:
+        return first
+    used = 0
+    for i, c in enumerate(cols):
+        if used + c > width - 1:
+            return first[:i].rstrip() + "…"
+        used += c
+    return first + "…"
 
 
 def _discovery(report: dict[str, Any], t: Strings) -> list[str]:

@@ -43,6 +43,9 @@ its order. After changing a rule, run `{script}`.
   is marked optional).
 - **Consequence of**: the manual rows or sections (`consequence_of`) whose findings, when present
   in the same bundle, are reported as this finding's root cause, with this finding under them.
+  *Generic* (`generic: true`): the rule also yields to any specific finding about what its
+  finding is about or depends on (the same pod, the node and GPUs a workload runs on, the
+  components it `depends_on`), which heads it.
 - **Scenarios**: the sample scenarios in `sample_bundles/` where the rule must fire, and the near
   misses where it must run and stay silent (`scenarios:` in the rule; a test holds both).
 """
@@ -86,9 +89,17 @@ def _row(rule: Rule, manual: Manual) -> list[str]:
         rule.severity,
         f"{_text(title['en'])}<br>{_text(title['zh'])}",
         "<br>".join(looks_at(rule)),
-        "<br>".join(_cause(key, manual) for key in rule.consequence_of) or "—",
+        "<br>".join(
+            [_cause(key, manual) for key in rule.consequence_of]
+            + (["*generic*" + _depends(rule)] if rule.generic else [])
+        )
+        or "—",
         _scenarios(rule.raw.get("scenarios") or {}),
     ]
+
+
+def _depends(rule: Rule) -> str:
+    return f" (depends on the {', '.join(rule.depends_on)})" if rule.depends_on else ""
 
 
 def looks_at(rule: Rule) -> list[str]:

@@ -7,9 +7,12 @@ collected makes the rule *skipped* with the reason, never *passed*.
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 import jinja2
+
+from k8s.times import parse_time
 
 from ..bundle import Bundle, ref
 from ..i18n import describe
@@ -27,12 +30,16 @@ from .bindings import (
 )
 from .loading import LANGS, TEXT_FIELDS, Expr, Rule
 from .ranking import give_way, rank
+from .subjects import place
 
 
 def analyze(bundle: Bundle, rules: list[Rule]) -> Analysis:
     tf = tf_context(bundle)
     indexes: Indexes = {}
     results = [evaluate(rule, bundle, tf, indexes) for rule in rules]
+    depends = {rule.id: rule.depends_on for rule in rules}
+    for finding in (f for r in results for f in r.findings):
+        place(bundle, finding, depends[finding.rule_id])
     give_way(results, {rule.id: rule.yields_to for rule in rules if rule.yields_to})
     findings = [f for r in results for f in r.findings]
     return Analysis(
@@ -47,10 +54,16 @@ def analyze(bundle: Bundle, rules: list[Rule]) -> Analysis:
     )
 
 
+# How far back "recently" reaches when tf-collect was given no --since: a container that
+# failed and restarted within the day before collection is a problem today.
+RECENT = timedelta(days=1)
+
+
 def tf_context(bundle: Bundle) -> dict[str, Any]:
     """What every rule reads as `tf`: where TensorFusion runs, its version, whether it is
-    installed, and the version of the chart its Helm release was installed from ("" when the
-    bundle holds no Helm release), so a fix's `helm upgrade` can keep that chart."""
+    installed, the version of the chart its Helm release was installed from ("" when the
+    bundle holds no Helm release), so a fix's `helm upgrade` can keep that chart, and when the
+    collection window starts (`window_start`)."""
     found = bundle.manifest["tensorfusion"]
     release, _, _ = bundle.document("helm")
     chart = (release.get("chart") if isinstance(release, dict) else None) or {}
@@ -60,7 +73,20 @@ def tf_context(bundle: Bundle) -> dict[str, Any]:
         "version": found.get("version") or "",
         "installed": found.get("installed"),
         "chart_version": str(chart.get("version") or ""),
+        "window_start": window_start(bundle.manifest),
     }
+
+
+def window_start(manifest: dict[str, Any]) -> str:
+    """The start of the collection window as Kubernetes writes times (RFC 3339, UTC, seconds),
+    so rules compare it with a status's timestamps as strings: --since before the bundle was
+    made, else RECENT. "" (before every time) when the bundle's time cannot be read."""
+    created = parse_time(manifest.get("created_at"))
+    if created is None:
+        return ""
+    since = (manifest.get("time_window") or {}).get("since_seconds")
+    start = created - (timedelta(seconds=since) if since else RECENT)
+    return start.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def summary(bundle: Bundle) -> dict[str, Any]:
@@ -176,6 +202,9 @@ def _finding(rule: Rule, variables: Variables, subject: dict[str, Any] | None) -
         name: _plain(_run_or_missing(expr, variables, missing, ""))
         for name, expr in rule.vars.items()
     }
+    decisive = _first_line(
+        _run_or_missing(rule.decisive, variables, missing) if rule.decisive else evidence
+    )
     evidence += [m for m in dict.fromkeys(missing) if m not in evidence]
     meta = (subject or {}).get("metadata", {})
     context = {
@@ -206,7 +235,17 @@ def _finding(rule: Rule, variables: Variables, subject: dict[str, Any] | None) -
         commands=commands,
         vars=values,
         consequence_of=rule.consequence_of,
+        decisive=decisive,
+        generic=rule.generic,
     )
+
+
+def _first_line(value: Any) -> str:
+    """The first non-empty string of a value that is a string or a list of them."""
+    for item in value if isinstance(value, list) else [value]:
+        if isinstance(item, str) and item:
+            return item
+    return ""
 
 
 def _plain(value: Any) -> Any:

@@ -75,9 +75,14 @@ class Rule:
     bindings: dict[str, dict[str, Any]]
     when: Expr
     evidence: tuple[Expr, ...]
+    decisive: Expr | None  # the evidence line that decided it (None: the first evidence line)
     vars: dict[str, Expr]
     consequence_of: tuple[str, ...]
     yields_to: tuple[str, ...]  # a catch-all's finding gives way to these about its object
+    # A generic row: its finding heads nothing and nests under a specific cause of what it is
+    # about or depends on (analyzer/rules/subjects.py).
+    generic: bool
+    depends_on: tuple[str, ...]  # TensorFusion components its findings need working
     # binding name -> (key, value expression) pairs selecting that binding's objects per subject
     where: dict[str, tuple[tuple[str, Expr], ...]] = field(default_factory=dict)
     lets: dict[str, Expr] = field(default_factory=dict)  # in the file's order
@@ -142,6 +147,8 @@ def load_rule(path: Path, root: Path, defined: dict[str, cel.Function] | None = 
     problem = schemas.first_error("rule", data)
     if problem:
         raise RuleLoadError(f"{rel}: {problem}")
+    if data.get("yields_to") and not data.get("generic"):
+        raise RuleLoadError(f"{rel}: yields_to: only a generic rule (generic: true) yields")
     expected_id = rel.removesuffix(".yaml")
     if data["id"] != expected_id:
         raise RuleLoadError(f"{rel}: id: {data['id']!r} must match the file name ({expected_id!r})")
@@ -180,6 +187,7 @@ def load_rule(path: Path, root: Path, defined: dict[str, cel.Function] | None = 
         compiler.expr(f"evidence[{i}]", src, scope)
         for i, src in enumerate(data.get("evidence", []))
     )
+    decisive = compiler.expr("decisive", data["decisive"], scope) if "decisive" in data else None
     rule_vars = {k: compiler.expr(f"vars.{k}", v, scope) for k, v in data.get("vars", {}).items()}
     template_names = set(rule_vars) | GLOBAL_NAMES | {"object"}
     texts = {
@@ -204,9 +212,12 @@ def load_rule(path: Path, root: Path, defined: dict[str, cel.Function] | None = 
         bindings=bindings,
         when=when,
         evidence=evidence,
+        decisive=decisive,
         vars=rule_vars,
         consequence_of=tuple(data.get("consequence_of", [])),
         yields_to=tuple(data.get("yields_to", [])),
+        generic=bool(data.get("generic", False)),
+        depends_on=tuple(data.get("depends_on", [])),
         where=where,
         lets=lets,
         raw=data,

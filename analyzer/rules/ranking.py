@@ -1,9 +1,12 @@
-"""Root cause first: nest each finding under the finding the manual says causes it.
+"""Root cause first: nest each finding under the finding that causes it.
 
 Rules declare `consequence_of` (manual keys or whole sections, as in the manual's
 "see Controller keeps restarting"). A finding whose named cause is present (on the same
-node, where both name one) becomes a child of it; everything else is a root. Roots are
-ordered by severity, then rule id, then object.
+node, where both name one) becomes a child of it. A generic finding (a catch-all, or a row
+many causes share) also becomes a child of a specific finding about what it is about or
+depends on (rules/subjects.py: the same pod, the node or GPU a workload runs on, the
+controller). Everything else is a root. Roots are ordered by severity, specific before
+generic, then rule id, then object.
 """
 
 from __future__ import annotations
@@ -18,6 +21,18 @@ def _causes(finding: Finding, candidate: Finding) -> bool:
         return False
     names = set(candidate.manual) | {candidate.section}
     return any(link in names for link in finding.consequence_of)
+
+
+def _explains(cause: Finding, generic: Finding) -> bool:
+    """A specific finding (not a note) about what a generic finding is about or depends on
+    explains it, unless it is itself named a consequence of the generic one's row."""
+    return (
+        generic.generic
+        and not cause.generic
+        and cause.severity != "info"
+        and bool(cause.about & generic.reach)
+        and not (set(generic.manual) | {generic.section}) & set(cause.consequence_of)
+    )
 
 
 def _same_place(a: Finding, b: Finding) -> bool:
@@ -97,19 +112,28 @@ def rank(findings: list[Finding], failed: list[RuleResult] = ()) -> list[Finding
     # Who could cause what, by the manual key or section a finding names: each finding looks
     # only at the findings its consequence_of names, in rank order, and takes the first.
     providers: dict[str, list[int]] = defaultdict(list)
+    # What each finding is about -> the findings about it, for the generic ones to look up.
+    about: dict[str, list[int]] = defaultdict(list)
     for pos, candidate in enumerate(ordered):
         for name in sorted(set(candidate.manual) | {candidate.section}):
             providers[name].append(pos)
+        for thing in candidate.about:
+            about[thing].append(pos)
     roots: list[Finding] = []
     nested: list[Finding] = []
     for finding in ordered:
-        positions = sorted({p for link in finding.consequence_of for p in providers.get(link, ())})
+        positions = {p for link in finding.consequence_of for p in providers.get(link, ())}
         # A cause that is itself caused by this finding would make a cycle: treat as root.
         causes = [
             ordered[p]
-            for p in positions
+            for p in sorted(positions)
             if _causes(finding, ordered[p]) and not _causes(ordered[p], finding)
         ]
+        if finding.generic and not causes:
+            # No cause the rule names is present: a specific finding about what it is about or
+            # depends on heads it (a named cause, when present, is the deeper one).
+            explaining = {p for thing in finding.reach for p in about.get(thing, ())}
+            causes = [ordered[p] for p in sorted(explaining) if _explains(ordered[p], finding)]
         # The cause on this finding's own node explains it better than a cluster-wide one.
         here = _node(finding)
         cause = next((c for c in causes if here and _node(c) == here), None)

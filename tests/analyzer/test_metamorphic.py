@@ -7,7 +7,8 @@ chooses (namespace and release apart), shows its Events as events.k8s.io writes 
 nodes as GKE or an on-prem cluster shows them, its lists in another order, or adds unrelated
 failing workloads, or all of these; it must give the same (manual key, objects) pairs,
 objects named as the variant names them, the same first root cause, and no rule may fail on
-it that did not fail on the sample. The last tests hold the transforms to what they claim.
+it that did not fail on the sample, and a sample with a fault must keep the verdict "problems
+found". The last tests hold the transforms to what they claim.
 """
 
 from __future__ import annotations
@@ -18,9 +19,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+import yaml
 from bundlekit import read_members
 from scenariokit import SAMPLES
 from variantkit import (
+    FIXED_NAMES,
     Members,
     Transform,
     Variant,
@@ -39,6 +42,7 @@ from analyzer.results import Analysis
 from analyzer.rules.engine import analyze
 from analyzer.rules.functions import event_count, event_time
 from analyzer.rules.loading import Rule, load_rules
+from analyzer.verdict import verdict
 from emulator.scenario import scenario_names
 
 SCENARIOS = scenario_names(SAMPLES)
@@ -52,6 +56,32 @@ TRANSFORMS: dict[str, Transform] = {
     "noise": noise,
     "all": compose(noise, rename, platform("gke"), events_v1, shuffle(seed=11)),
 }
+
+
+def has_fault(name: str, rules: list[Rule]) -> bool:
+    """Whether the sample's expected findings include a problem (a finding above a note)."""
+    expect = yaml.safe_load((SAMPLES / name / "expect.yaml").read_text(encoding="utf-8"))
+    severity = {key: r.severity for r in rules for key in r.manual}
+    return any(severity[f["manual"]] != "info" for f in expect.get("findings") or [])
+
+
+RENAMING = ("rename", "all")
+
+
+def unrenamed(analysis: Analysis, variant: Variant) -> list[str]:
+    """The names of the objects the sample's findings name that the variant left as they were:
+    a renaming that cannot rename one (it is also a container's or an image's name, which
+    renaming must not touch) proves nothing about that object, so the sample must change."""
+    left = []
+    for finding in analysis.findings():
+        for ref in finding.objects:
+            old, new = ref.split("/")[1:], variant.ref(ref).split("/")[1:]
+            left += [
+                f"{ref}: {a}"
+                for a, b in zip(old, new, strict=True)
+                if a == b and a not in FIXED_NAMES
+            ]
+    return left
 
 
 @dataclass(frozen=True)
@@ -108,11 +138,23 @@ def test_variant_gives_the_same_findings(
     variant = TRANSFORMS[transform](Variant(dict(members)))
     assert unindexed(variant) == ([], []), "members and manifest disagree"
     want = outcome(analysis, variant.ref)
-    got = outcome(analyze(Bundle.open(variant.write(tmp_path)), rules))
+    analyzed = analyze(Bundle.open(variant.write(tmp_path)), rules)
+    got = outcome(analyzed)
     assert sorted(got.findings - want.findings) == [], "findings the variant adds"
     assert sorted(want.findings - got.findings) == [], "findings the variant loses"
     assert got.first_root == want.first_root
     assert sorted(got.errored - want.errored) == [], "rules that fail on the variant only"
+    if has_fault(name, rules):
+        assert verdict(analyzed) == "problems", "a cluster with a fault called healthy"
+    if transform in RENAMING:
+        assert unrenamed(analysis, variant) == [], "objects a finding names that kept their names"
+
+
+@pytest.mark.parametrize("name", SCENARIOS)
+def test_a_sample_is_called_healthy_only_without_a_fault(name: str, rules: list[Rule]) -> None:
+    """The verdict of the sample itself: "problems found" exactly when it has a fault."""
+    _, analysis = sample(name, rules)
+    assert (verdict(analysis) == "problems") == has_fault(name, rules)
 
 
 # ---------------------------------------------------------------- the transforms themselves

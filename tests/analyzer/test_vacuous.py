@@ -5,6 +5,8 @@ is no pool at all), so every rule is evaluated on bundles whose collections are 
 healthy sample with one collection emptied at a time (collected, and empty), a bundle where
 everything is empty, and a cluster where the controller never ran. What may fire is listed
 with the fact that makes it true; anything else firing, or any rule ending in error, fails.
+The fault samples get the same treatment: an emptied collection may take their findings away,
+never add one.
 """
 
 from __future__ import annotations
@@ -14,11 +16,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+import yaml
 from bundlekit import read_members
 
 from analyzer.bundle import Bundle
 from analyzer.rules.engine import analyze
 from analyzer.rules.loading import load_rules
+from emulator.scenario import scenario_names
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_bundles"
 # The two healthy bases (EKS; GKE with another chart version and events.k8s.io events) and
@@ -111,4 +115,50 @@ def test_a_controller_that_never_ran_is_the_cause_not_the_pools_it_never_made(ru
     assert root.rule_id == "controller-crash/unexplained-crash"
     assert [c.rule_id for c in root.children] == ["baseline/cluster-not-running"]
     assert "unable to set up time series database" in root.texts["title"]["en"]
+    assert [r.rule_id for r in analysis.results if r.outcome == "error"] == []
+
+
+def _fault_samples() -> list[str]:
+    """The samples whose expected findings are not empty."""
+    names = []
+    for name in scenario_names(SAMPLES):
+        expect = yaml.safe_load((SAMPLES / name / "expect.yaml").read_text(encoding="utf-8"))
+        if expect.get("findings"):
+            names.append(name)
+    return names
+
+
+# What emptying a collection makes true on a fault sample, and may add: no GPUNode for the
+# labelled GPU nodes (and so a pool with no node), no pool in the TensorFusionCluster.
+NEW_FACTS = {
+    "gpunodes": {"baseline/gpunode-not-running", "baseline/pool-not-running"},
+    "pools": {"baseline/cluster-not-running"},
+    "everything": {"baseline/tf-not-installed"},
+}
+
+
+@pytest.mark.parametrize("collection", EMPTIED)
+@pytest.mark.parametrize("sample", _fault_samples())
+def test_an_empty_collection_adds_no_finding_to_a_fault_sample(
+    sample: str, collection: str, tmp_path: Path, rules
+) -> None:
+    """On a sample with a fault, an emptied collection may take findings away (their facts
+    are gone), and leave a less specific reading of the same fault in their place (the
+    workload catch-all where the log that named the row is gone; registry-unreachable where the
+    nodes that said "mainland China" are), but never add a finding about something no finding
+    was about, except what the emptied collection itself makes true (NEW_FACTS)."""
+    listing, logs, _ = EMPTIED[collection]
+    source = SAMPLES / f"{sample}.tar.zst"
+    before = analyze(Bundle.open(source), rules).findings()
+    found = {(f.rule_id, ",".join(f.objects)) for f in before}
+    faulty = {thing for f in before for thing in (*f.objects, *f.about)}
+    analysis = analyze(Bundle.open(emptied(source, tmp_path, listing, logs)), rules)
+    added = sorted(
+        (f.rule_id, ",".join(f.objects))
+        for f in analysis.findings()
+        if (f.rule_id, ",".join(f.objects)) not in found
+        and f.rule_id not in NEW_FACTS.get(collection, set())
+        and faulty.isdisjoint({*f.objects, *f.about})
+    )
+    assert added == []
     assert [r.rule_id for r in analysis.results if r.outcome == "error"] == []
