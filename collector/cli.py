@@ -228,11 +228,15 @@ def _run(opts: CollectOptions, *, analyze: bool) -> int:
         click.echo(f"tf-collect: {exc}", err=True)
         return int(exc.exit_code)
     _summary(result)  # interrupts are ignored from the moment the bundle exists
-    if analyze:
-        _show_findings(result.path)
+    interrupted = analyze and not _show_findings(result.path)
     click.echo(NEXT_STEP, err=True)
     click.echo(str(result.path))
-    return int(ExitCode.PARTIAL if result.failed or result.warnings else ExitCode.OK)
+    code = int(ExitCode.PARTIAL if result.failed or result.warnings else ExitCode.OK)
+    if interrupted:
+        # A Ctrl-C that stopped an import of the analyzer leaves CPython set to end the
+        # process by SIGINT on a normal exit (see entry.py): end with the code instead.
+        _hard_exit(code)
+    return code
 
 
 def _located(found: Installation) -> None:
@@ -275,10 +279,10 @@ def _summary(result: CollectResult) -> None:
     click.echo(f"Bundle: {result.path} ({_size(result.size)})", err=True)
 
 
-def _show_findings(bundle: Path) -> None:
+def _show_findings(bundle: Path) -> bool:
     """What the analyzer finds in the bundle just written, and the next step. The bundle is
-    already safe on disk: Ctrl-C here skips the analysis only, and an analysis that fails says
-    so and changes nothing else."""
+    already safe on disk: Ctrl-C here skips the analysis only (False), and an analysis that
+    fails says so and changes nothing else."""
     signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         from analyzer.brief import brief  # the rules and CEL load only when used
@@ -286,17 +290,18 @@ def _show_findings(bundle: Path) -> None:
         lines = brief(bundle, sys.stderr)
     except KeyboardInterrupt:
         click.echo("tf-collect: analysis skipped; the bundle is complete", err=True)
-        return
+        return False
     except Exception as exc:  # the collection itself succeeded
         click.echo(
             f"tf-collect: could not analyze the bundle ({exc}); run tf-analyze on it", err=True
         )
-        return
+        return True
     finally:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
     click.echo("", err=True)
     for line in lines:
         click.echo(line, err=True, color=True)
+    return True
 
 
 def _size(n: int) -> str:
@@ -310,6 +315,7 @@ def _size(n: int) -> str:
 def _hard_exit(code: int) -> None:
     # Worker threads may still be blocked in a request; the bundle is already cleaned up,
     # so do not wait for them.
+    sys.stdout.flush()
     sys.stderr.flush()
     os._exit(code)
 

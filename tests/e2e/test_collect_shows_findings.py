@@ -42,6 +42,9 @@ def test_the_findings_and_a_ready_issue_command_follow_the_bundle(tmp_path: Path
         "",
         "  Verdict: problems found (1 root cause)",
         f"  !! [controller-crash/oom-killed] {title}",
+        # The evidence line that decided it, cut to the width of a terminal that is not one.
+        "       Because: container controller: lastState.terminated.reason=OOMKilled exitCode=137"
+        " finishedAt…",
         "       What to do: Raise controller.resources.limits.memory in the Helm values (for "
         "example to twice the current limit), then helm upgrade.",
         "",
