@@ -9,6 +9,8 @@ from typing import Any
 
 from k8s.quantity import quantity
 
+from .oom import gpu_oom, oom_facts
+
 
 @functools.lru_cache(maxsize=2048)
 def _parts(path: str) -> tuple[tuple[str, int | None], ...]:
@@ -172,6 +174,8 @@ FUNCTIONS = {
     "label": label,
     "extract": extract,
     "error_lines": error_lines,
+    "gpu_oom": gpu_oom,
+    "oom_facts": oom_facts,
     "requests_native_gpu": requests_native_gpu,
     "gpu_workload": gpu_workload,
     "max": _max,
