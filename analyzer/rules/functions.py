@@ -145,6 +145,18 @@ def _regex(pattern: str) -> re.Pattern[str]:
         raise ValueError(f"bad regex {pattern!r}: {exc}") from exc
 
 
+def bytes_text(value: Any) -> str:
+    """A number of bytes as frameworks print it, two decimals in the largest binary unit
+    ("16.00 GiB", "82.00 MiB"), so a rule can quote the number that decided in their words."""
+    if type(value) not in (int, float):
+        raise TypeError(f"bytes_text() of {type(value).__name__}")
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(value) < 1024 or unit == "TiB":
+            return f"{value:.0f} B" if unit == "B" else f"{value:.2f} {unit}"
+        value /= 1024
+    return ""  # unreachable: TiB ends the loop
+
+
 def _max(values: list[Any], default: Any = 0.0) -> Any:
     return max(values) if values else default
 
@@ -175,6 +187,7 @@ FUNCTIONS = {
     "extract": extract,
     "error_lines": error_lines,
     "gpu_oom": gpu_oom,
+    "bytes_text": bytes_text,
     "oom_facts": oom_facts,
     "requests_native_gpu": requests_native_gpu,
     "gpu_workload": gpu_workload,

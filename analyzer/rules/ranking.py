@@ -74,9 +74,15 @@ def _node(f: Finding) -> str:
 
 def give_way(results: list[RuleResult], yields: dict[str, tuple[str, ...]]) -> None:
     """Drop a catch-all rule's finding where a finding of a row it `yields_to` is about the
-    same object or node: the specific row explains that failure. A catch-all left with no
-    finding has passed."""
-    specific = [f for r in results if not yields.get(r.rule_id) for f in r.findings]
+    same object or node: the specific row explains that failure (a note, severity info,
+    explains none). A catch-all left with no finding has passed."""
+    specific = [
+        f
+        for r in results
+        if not yields.get(r.rule_id)
+        for f in r.findings
+        if f.severity != "info"
+    ]
     for result in results:
         keys = set(yields.get(result.rule_id, ()))
         if not keys or not result.findings:

@@ -6,56 +6,15 @@ from __future__ import annotations
 
 import re
 import time
-from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
+from oomkit import CORPUS, FRAMEWORKS, NEAR_MISSES, REPORTS, expected
 
 from analyzer.rules import cel
 from analyzer.rules.functions import FUNCTIONS
 from analyzer.rules.loading import default_rules_dir, load_functions
 from analyzer.rules.oom import NEAR, gpu_oom, oom_facts
-
-CORPUS = yaml.safe_load((Path(__file__).parent / "oom_messages.yaml").read_text(encoding="utf-8"))
-REPORTS = [e for e in CORPUS if not e.get("near_miss")]
-NEAR_MISSES = [e for e in CORPUS if e.get("near_miss")]
-FRAMEWORKS = {
-    "pytorch",
-    "tensorflow",
-    "jax",
-    "vllm",
-    "onnxruntime",
-    "tensorrt",
-    "cuda",
-    "nccl",
-    "limiter",
-}
-_UNIT = {"B": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30}
-
-
-def _bytes(value: Any) -> float:
-    """The corpus's size: bytes, or "15.90 GiB", or "22.90 GiB + 194.87 MiB"."""
-    if isinstance(value, (int, float)):
-        return float(value)
-    total = 0.0
-    for term in value.split(" + "):
-        number, unit = term.split(" ")
-        total += float(number) * _UNIT[unit]
-    return total
-
-
-def expected(entry: dict[str, Any]) -> dict[str, Any]:
-    lines = entry["text"].splitlines()
-    want: dict[str, Any] = {}
-    for key, value in entry["facts"].items():
-        if key in ("line", "init_failure"):
-            want[key] = lines[value - 1]
-        elif key in ("framework", "utilization"):
-            want[key] = value
-        else:
-            want[key] = _bytes(value)
-    return want
 
 
 def _id(entry: dict[str, Any]) -> str:
