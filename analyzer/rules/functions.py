@@ -150,11 +150,13 @@ def bytes_text(value: Any) -> str:
     ("16.00 GiB", "82.00 MiB"), so a rule can quote the number that decided in their words."""
     if type(value) not in (int, float):
         raise TypeError(f"bytes_text() of {type(value).__name__}")
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if abs(value) < 1024 or unit == "TiB":
-            return f"{value:.0f} B" if unit == "B" else f"{value:.2f} {unit}"
+    if abs(value) < 1024:
+        return f"{value:.0f} B"
+    for unit in ("KiB", "MiB", "GiB"):
         value /= 1024
-    return ""  # unreachable: TiB ends the loop
+        if abs(value) < 1024:
+            return f"{value:.2f} {unit}"
+    return f"{value / 1024:.2f} TiB"
 
 
 def _max(values: list[Any], default: Any = 0.0) -> Any:
