@@ -450,10 +450,6 @@ def default_plan(*, with_exec: bool = False, with_metrics: bool = False) -> tupl
     )
 
 
-def scope_of(step: Step) -> str:
-    return scope_of_id(step.id)
-
-
 def scope_of_id(step_id: str) -> str:
     """The scope of a step id: "baseline" or a manual section key."""
     return step_id.split("/", 1)[0]
