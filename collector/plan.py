@@ -13,58 +13,34 @@ from importlib import resources
 
 import yaml
 
-TF_GROUP = "tensor-fusion.ai"
+from k8s.tensorfusion import (
+    COMPONENT,
+    CONNECTIONS,
+    GPU_NODES,
+    GPU_POOLS,
+    GPUS,
+    QUOTAS,
+    TF_CLUSTERS,
+    WORKLOADS,
+)
+from k8s.types import ResourceType, builtin
+
 TF_NAMESPACE = "{tf}"  # placeholder: the TensorFusion namespace given by -n/--namespace
 ALL_NAMESPACES = "*"
 WORKLOAD_NAMESPACES = "{workloads}"  # namespaces where TF workloads were found
 DEFAULT_NAMESPACE = "default"  # where events of cluster-scoped objects are recorded
 
-
-@dataclass(frozen=True)
-class Resource:
-    group: str
-    version: str
-    resource: str
-    kind: str
-    namespaced: bool
-
-    def path(self, namespace: str | None = None) -> str:
-        base = f"/apis/{self.group}/{self.version}" if self.group else f"/api/{self.version}"
-        if self.namespaced and namespace:
-            return f"{base}/namespaces/{namespace}/{self.resource}"
-        return f"{base}/{self.resource}"
-
-    @property
-    def display(self) -> str:
-        return f"{self.resource}.{self.group}" if self.group else self.resource
-
-
-PODS = Resource("", "v1", "pods", "Pod", True)
-EVENTS = Resource("", "v1", "events", "Event", True)
-NODES = Resource("", "v1", "nodes", "Node", False)
-CONFIGMAPS = Resource("", "v1", "configmaps", "ConfigMap", True)
-DEPLOYMENTS = Resource("apps", "v1", "deployments", "Deployment", True)
-REPLICASETS = Resource("apps", "v1", "replicasets", "ReplicaSet", True)
-STATEFULSETS = Resource("apps", "v1", "statefulsets", "StatefulSet", True)
-DAEMONSETS = Resource("apps", "v1", "daemonsets", "DaemonSet", True)
-JOBS = Resource("batch", "v1", "jobs", "Job", True)
-CRDS = Resource(
-    "apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition", False
-)
-WEBHOOKS = Resource(
-    "admissionregistration.k8s.io",
-    "v1",
-    "mutatingwebhookconfigurations",
-    "MutatingWebhookConfiguration",
-    False,
-)
-TF_CLUSTERS = Resource(TF_GROUP, "v1", "tensorfusionclusters", "TensorFusionCluster", False)
-GPU_POOLS = Resource(TF_GROUP, "v1", "gpupools", "GPUPool", False)
-GPU_NODES = Resource(TF_GROUP, "v1", "gpunodes", "GPUNode", False)
-GPUS = Resource(TF_GROUP, "v1", "gpus", "GPU", False)
-WORKLOADS = Resource(TF_GROUP, "v1", "tensorfusionworkloads", "TensorFusionWorkload", True)
-CONNECTIONS = Resource(TF_GROUP, "v1", "tensorfusionconnections", "TensorFusionConnection", True)
-QUOTAS = Resource(TF_GROUP, "v1", "gpuresourcequotas", "GPUResourceQuota", True)
+PODS = builtin("pods")
+EVENTS = builtin("events")
+NODES = builtin("nodes")
+CONFIGMAPS = builtin("configmaps")
+DEPLOYMENTS = builtin("deployments", "apps")
+REPLICASETS = builtin("replicasets", "apps")
+STATEFULSETS = builtin("statefulsets", "apps")
+DAEMONSETS = builtin("daemonsets", "apps")
+JOBS = builtin("jobs", "batch")
+CRDS = builtin("customresourcedefinitions", "apiextensions.k8s.io")
+WEBHOOKS = builtin("mutatingwebhookconfigurations", "admissionregistration.k8s.io")
 
 # (manual section, the command exactly as the manual prints it)
 Manual = tuple[tuple[str, str], ...]
@@ -76,7 +52,7 @@ class ListStep:
 
     id: str
     manual: Manual
-    resources: tuple[Resource, ...]
+    resources: tuple[ResourceType, ...]
     namespace: str | None = None  # TF_NAMESPACE, ALL_NAMESPACES, WORKLOAD_NAMESPACES, a name
     label_selectors: tuple[str | None, ...] = (None,)
     field_selectors: tuple[str | None, ...] = (None,)
@@ -491,7 +467,7 @@ def describe(step: Step, namespace: str) -> str:
         pods = {
             "workloads": "TF and GPU workload pods",
             "nvidia-stack": "NVIDIA GPU stack pods (driver, toolkit, validator, device plugin)",
-        }.get(step.select or "", f"tensor-fusion.ai/component={'|'.join(step.components)} pods")
+        }.get(step.select or "", f"{COMPONENT}={'|'.join(step.components)} pods")
         most = (
             f", every pod whose container failed and restarted, then up to {step.max_pods} pods"
             " in all, those needing attention first"
