@@ -9,9 +9,6 @@ them per section, each manual command with the step that covers it.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from importlib import resources
-
-import yaml
 
 from k8s.tensorfusion import (
     COMPONENT,
@@ -24,6 +21,7 @@ from k8s.tensorfusion import (
     WORKLOADS,
 )
 from k8s.types import ResourceType, builtin
+from tf_support_schemas.manual import load_manual
 
 TF_NAMESPACE = "{tf}"  # placeholder: the TensorFusion namespace given by -n/--namespace
 ALL_NAMESPACES = "*"
@@ -431,20 +429,14 @@ def scope_of_id(step_id: str) -> str:
     return step_id.split("/", 1)[0]
 
 
-def manual_sections() -> list[str]:
-    """Section keys in the manual's own order (docs/manual/rows.yaml, shipped as data)."""
-    text = resources.files("tf_support_manual").joinpath("rows.yaml").read_text("utf-8")
-    return [s["key"] for s in yaml.safe_load(text)["sections"]]
-
-
 def coverage(plan: tuple[Step, ...] = PLAN) -> dict[str, list[tuple[str, str]]]:
     """Manual section -> [(manual command, id of the step covering it)], in manual order."""
     found: dict[str, list[tuple[str, str]]] = {}
     for step in plan:
         for section, command in step.manual:
             found.setdefault(section, []).append((command, step.id))
-    order = manual_sections()
-    return {k: found[k] for k in sorted(found, key=lambda k: order.index(k) if k in order else 99)}
+    manual = load_manual()
+    return {k: found[k] for k in sorted(found, key=manual.section_order)}
 
 
 def describe(step: Step, namespace: str) -> str:
