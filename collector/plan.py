@@ -3,12 +3,14 @@
 Every command the troubleshooting manual asks a user to run maps to one step here, tagged
 with the manual section it appears in (``baseline`` or a section key of
 ``docs/manual/rows.yaml``). The runner interprets the steps; ``tf-collect --dry-run`` prints
-them per section, each manual command with the step that covers it.
+them per section, each manual command with the step that covers it. Each kind of step names
+the data sources (tf_support_schemas.sources) it gathers, the names rules read them by.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from k8s.tensorfusion import (
     COMPONENT,
@@ -56,6 +58,11 @@ class ListStep:
     field_selectors: tuple[str | None, ...] = (None,)
     keep: str | None = None  # a client-side filter of collector.filters, by name
 
+    @property
+    def sources(self) -> tuple[str, ...]:
+        # Events are objects too; rules also read them by the object they name.
+        return ("objects", "events_for") if EVENTS in self.resources else ("objects",)
+
 
 @dataclass(frozen=True)
 class LogStep:
@@ -69,6 +76,7 @@ class LogStep:
     those that need attention first.
     """
 
+    sources: ClassVar[tuple[str, ...]] = ("logs",)
     id: str
     manual: Manual
     components: tuple[str, ...] = ()
@@ -84,6 +92,7 @@ class LogStep:
 class GrepLogStep:
     """Lines of a component's whole current log that contain a fixed string."""
 
+    sources: ClassVar[tuple[str, ...]] = ("logs",)
     id: str
     manual: Manual
     component: str
@@ -97,6 +106,7 @@ class DescribeStep:
     """What `kubectl describe pod` adds for unhealthy pods: their events, and the logs of
     the init containers of pods stuck in Init."""
 
+    sources: ClassVar[tuple[str, ...]] = ("events_for", "logs")
     id: str
     manual: Manual
 
@@ -105,6 +115,7 @@ class DescribeStep:
 class HelmStep:
     """The release's chart version and user-supplied values, in a redacted projection."""
 
+    sources: ClassVar[tuple[str, ...]] = ("helm",)
     id: str
     manual: Manual
 
@@ -113,6 +124,7 @@ class HelmStep:
 class ExecStep:
     """Read-only, time-boxed commands inside containers (opt-in with --exec)."""
 
+    sources: ClassVar[tuple[str, ...]] = ("exec",)
     id: str
     manual: Manual
     target: str  # "workloads" (TF workload containers) or "nodes" (each hypervisor pod)
@@ -122,6 +134,7 @@ class ExecStep:
 class MetricsStep:
     """Allocation failures from GreptimeDB's tf_system_metrics (opt-in with --metrics)."""
 
+    sources: ClassVar[tuple[str, ...]] = ("metrics",)
     id: str
     manual: Manual
 
