@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from k8s.tensorfusion import INJECT_CONTAINER
+
 from .bundle import BundleWriter, exec_member
 from .execs import CONTAINER_CHECKS, NODE_CHECKS, ExecCheck, run_exec
 from .kube import Kube
@@ -105,6 +107,6 @@ def _running(pod: dict[str, Any]) -> bool:
 def _main_container(pod: dict[str, Any]) -> str:
     """The container TensorFusion injects into (its annotation), else the first."""
     annotations = (pod.get("metadata") or {}).get("annotations") or {}
-    wanted = annotations.get("tensor-fusion.ai/inject-container", "").split(",")[0].strip()
+    wanted = annotations.get(INJECT_CONTAINER, "").split(",")[0].strip()
     names = [c.get("name", "") for c in (pod.get("spec") or {}).get("containers") or []]
     return wanted if wanted in names else (names[0] if names else "")

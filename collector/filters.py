@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-TF_GROUP = "tensor-fusion.ai"
+from k8s.tensorfusion import CHART, TF_GROUP, TF_PREFIX
 
 
 def strip(obj: dict[str, Any]) -> dict[str, Any]:
@@ -31,7 +31,7 @@ def is_tf_webhook(obj: dict[str, Any]) -> bool:
     chart's), or the kustomize install's `tensor-fusion-mutating-webhook-configuration`."""
     name = (obj.get("metadata") or {}).get("name", "")
     hooks = [w.get("name", "") for w in obj.get("webhooks") or []]
-    return "tensor-fusion" in name or any(h.endswith(TF_GROUP) for h in hooks)
+    return CHART in name or any(h.endswith(TF_GROUP) for h in hooks)
 
 
 def _tf_webhook(obj: dict[str, Any], release: str) -> bool:
@@ -45,7 +45,7 @@ def _tf_workload(obj: dict[str, Any], release: str) -> bool:
     meta = obj.get("metadata") or {}
     template = ((obj.get("spec") or {}).get("template") or {}).get("metadata") or {}
     return any(
-        key.startswith(TF_GROUP + "/")
+        key.startswith(TF_PREFIX)
         for m in (meta, template)
         for key in (*(m.get("labels") or {}), *(m.get("annotations") or {}))
     )

@@ -11,13 +11,16 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from k8s.tensorfusion import TF_GROUP
+from k8s.types import ResourceType
+
 from .filters import KEEP
 from .kube import CallFailed, Kube
 from .ledger import Job, Ledger, artifact_id
-from .plan import ALL_NAMESPACES, TF_GROUP, TF_NAMESPACE, WORKLOAD_NAMESPACES, ListStep, Resource
+from .plan import ALL_NAMESPACES, TF_NAMESPACE, WORKLOAD_NAMESPACES, ListStep
 from .store import ObjectStore
 
-ListCall = tuple[ListStep, Resource, str | None, str | None]  # step, resource, selectors
+ListCall = tuple[ListStep, ResourceType, str | None, str | None]  # step, resource, selectors
 
 
 @dataclass
@@ -86,7 +89,7 @@ class Lists:
         return [spec]
 
     def _list(
-        self, step: ListStep, res: Resource, ns: str | None, lsel: str | None, fsel: str | None
+        self, step: ListStep, res: ResourceType, ns: str | None, lsel: str | None, fsel: str | None
     ) -> None:
         art: dict[str, Any] = {
             "id": artifact_id("objects", res.display, ns or "", lsel or "", fsel or ""),

@@ -20,13 +20,12 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from .filters import TF_GROUP, is_tf_webhook
+from k8s.tensorfusion import CHART, CHART_NAMESPACE, COMPONENT, TF_GROUP
+
+from .filters import is_tf_webhook
 from .helm import ReleaseDecodeError, decode_release, latest_record
 from .kube import CallFailed, Kube
 
-DEFAULT_NAMESPACE = "tensor-fusion-sys"
-CHART = "tensor-fusion"
-COMPONENT = "tensor-fusion.ai/component"
 RELEASE_NAME = "meta.helm.sh/release-name"
 RELEASE_NAMESPACE = "meta.helm.sh/release-namespace"
 INSTANCE = "app.kubernetes.io/instance"
@@ -56,14 +55,14 @@ class Installation:
 def locate(kube: Kube, namespace: str | None, release: str | None) -> Installation:
     """The installation to collect from; `namespace`/`release` are what the user gave."""
     clues = (
-        _pod_clues(kube, namespace or DEFAULT_NAMESPACE) + _webhook_clues(kube) + _crd_clues(kube)
+        _pod_clues(kube, namespace or CHART_NAMESPACE) + _webhook_clues(kube) + _crd_clues(kube)
     )
     votes: Counter[str] = Counter()
     for clue in clues:
         votes[clue.namespace] += clue.weight
     warnings: list[str] = []
     if not votes:
-        chosen = namespace or DEFAULT_NAMESPACE
+        chosen = namespace or CHART_NAMESPACE
         warnings.append(
             "found no TensorFusion installation (no operator or hypervisor pod, no "
             f"TensorFusion webhook or CRD); collecting the cluster-wide evidence and namespace "

@@ -9,6 +9,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from k8s.tensorfusion import COMPONENT
+
 from . import __version__
 from .locate import Installation
 from .store import ObjectStore
@@ -75,7 +77,7 @@ def tf_version(store: ObjectStore, namespace: str) -> str | None:
     deployments = store.objects.get(("apps", "deployments", namespace), {})
     for dep in deployments.values():
         labels = dep["metadata"].get("labels") or {}
-        if labels.get("tensor-fusion.ai/component") != "operator":
+        if labels.get(COMPONENT) != "operator":
             continue
         for c in dep.get("spec", {}).get("template", {}).get("spec", {}).get("containers", []):
             image = c.get("image", "")

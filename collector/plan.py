@@ -3,68 +3,44 @@
 Every command the troubleshooting manual asks a user to run maps to one step here, tagged
 with the manual section it appears in (``baseline`` or a section key of
 ``docs/manual/rows.yaml``). The runner interprets the steps; ``tf-collect --dry-run`` prints
-them per section, each manual command with the step that covers it.
+them per section, each manual command with the step that covers it. Each kind of step names
+the data sources (tf_support_schemas.sources) it gathers, the names rules read them by.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from importlib import resources
+from typing import ClassVar
 
-import yaml
+from k8s.tensorfusion import (
+    COMPONENT,
+    CONNECTIONS,
+    GPU_NODES,
+    GPU_POOLS,
+    GPUS,
+    QUOTAS,
+    TF_CLUSTERS,
+    WORKLOADS,
+)
+from k8s.types import ResourceType, builtin
+from tf_support_schemas.manual import load_manual
 
-TF_GROUP = "tensor-fusion.ai"
 TF_NAMESPACE = "{tf}"  # placeholder: the TensorFusion namespace given by -n/--namespace
 ALL_NAMESPACES = "*"
 WORKLOAD_NAMESPACES = "{workloads}"  # namespaces where TF workloads were found
 DEFAULT_NAMESPACE = "default"  # where events of cluster-scoped objects are recorded
 
-
-@dataclass(frozen=True)
-class Resource:
-    group: str
-    version: str
-    resource: str
-    kind: str
-    namespaced: bool
-
-    def path(self, namespace: str | None = None) -> str:
-        base = f"/apis/{self.group}/{self.version}" if self.group else f"/api/{self.version}"
-        if self.namespaced and namespace:
-            return f"{base}/namespaces/{namespace}/{self.resource}"
-        return f"{base}/{self.resource}"
-
-    @property
-    def display(self) -> str:
-        return f"{self.resource}.{self.group}" if self.group else self.resource
-
-
-PODS = Resource("", "v1", "pods", "Pod", True)
-EVENTS = Resource("", "v1", "events", "Event", True)
-NODES = Resource("", "v1", "nodes", "Node", False)
-CONFIGMAPS = Resource("", "v1", "configmaps", "ConfigMap", True)
-DEPLOYMENTS = Resource("apps", "v1", "deployments", "Deployment", True)
-REPLICASETS = Resource("apps", "v1", "replicasets", "ReplicaSet", True)
-STATEFULSETS = Resource("apps", "v1", "statefulsets", "StatefulSet", True)
-DAEMONSETS = Resource("apps", "v1", "daemonsets", "DaemonSet", True)
-JOBS = Resource("batch", "v1", "jobs", "Job", True)
-CRDS = Resource(
-    "apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition", False
-)
-WEBHOOKS = Resource(
-    "admissionregistration.k8s.io",
-    "v1",
-    "mutatingwebhookconfigurations",
-    "MutatingWebhookConfiguration",
-    False,
-)
-TF_CLUSTERS = Resource(TF_GROUP, "v1", "tensorfusionclusters", "TensorFusionCluster", False)
-GPU_POOLS = Resource(TF_GROUP, "v1", "gpupools", "GPUPool", False)
-GPU_NODES = Resource(TF_GROUP, "v1", "gpunodes", "GPUNode", False)
-GPUS = Resource(TF_GROUP, "v1", "gpus", "GPU", False)
-WORKLOADS = Resource(TF_GROUP, "v1", "tensorfusionworkloads", "TensorFusionWorkload", True)
-CONNECTIONS = Resource(TF_GROUP, "v1", "tensorfusionconnections", "TensorFusionConnection", True)
-QUOTAS = Resource(TF_GROUP, "v1", "gpuresourcequotas", "GPUResourceQuota", True)
+PODS = builtin("pods")
+EVENTS = builtin("events")
+NODES = builtin("nodes")
+CONFIGMAPS = builtin("configmaps")
+DEPLOYMENTS = builtin("deployments", "apps")
+REPLICASETS = builtin("replicasets", "apps")
+STATEFULSETS = builtin("statefulsets", "apps")
+DAEMONSETS = builtin("daemonsets", "apps")
+JOBS = builtin("jobs", "batch")
+CRDS = builtin("customresourcedefinitions", "apiextensions.k8s.io")
+WEBHOOKS = builtin("mutatingwebhookconfigurations", "admissionregistration.k8s.io")
 
 # (manual section, the command exactly as the manual prints it)
 Manual = tuple[tuple[str, str], ...]
@@ -76,11 +52,16 @@ class ListStep:
 
     id: str
     manual: Manual
-    resources: tuple[Resource, ...]
+    resources: tuple[ResourceType, ...]
     namespace: str | None = None  # TF_NAMESPACE, ALL_NAMESPACES, WORKLOAD_NAMESPACES, a name
     label_selectors: tuple[str | None, ...] = (None,)
     field_selectors: tuple[str | None, ...] = (None,)
     keep: str | None = None  # a client-side filter of collector.filters, by name
+
+    @property
+    def sources(self) -> tuple[str, ...]:
+        # Events are objects too; rules also read them by the object they name.
+        return ("objects", "events_for") if EVENTS in self.resources else ("objects",)
 
 
 @dataclass(frozen=True)
@@ -95,6 +76,7 @@ class LogStep:
     those that need attention first.
     """
 
+    sources: ClassVar[tuple[str, ...]] = ("logs",)
     id: str
     manual: Manual
     components: tuple[str, ...] = ()
@@ -110,6 +92,7 @@ class LogStep:
 class GrepLogStep:
     """Lines of a component's whole current log that contain a fixed string."""
 
+    sources: ClassVar[tuple[str, ...]] = ("logs",)
     id: str
     manual: Manual
     component: str
@@ -123,6 +106,7 @@ class DescribeStep:
     """What `kubectl describe pod` adds for unhealthy pods: their events, and the logs of
     the init containers of pods stuck in Init."""
 
+    sources: ClassVar[tuple[str, ...]] = ("events_for", "logs")
     id: str
     manual: Manual
 
@@ -131,6 +115,7 @@ class DescribeStep:
 class HelmStep:
     """The release's chart version and user-supplied values, in a redacted projection."""
 
+    sources: ClassVar[tuple[str, ...]] = ("helm",)
     id: str
     manual: Manual
 
@@ -139,6 +124,7 @@ class HelmStep:
 class ExecStep:
     """Read-only, time-boxed commands inside containers (opt-in with --exec)."""
 
+    sources: ClassVar[tuple[str, ...]] = ("exec",)
     id: str
     manual: Manual
     target: str  # "workloads" (TF workload containers) or "nodes" (each hypervisor pod)
@@ -148,6 +134,7 @@ class ExecStep:
 class MetricsStep:
     """Allocation failures from GreptimeDB's tf_system_metrics (opt-in with --metrics)."""
 
+    sources: ClassVar[tuple[str, ...]] = ("metrics",)
     id: str
     manual: Manual
 
@@ -450,19 +437,9 @@ def default_plan(*, with_exec: bool = False, with_metrics: bool = False) -> tupl
     )
 
 
-def scope_of(step: Step) -> str:
-    return scope_of_id(step.id)
-
-
 def scope_of_id(step_id: str) -> str:
     """The scope of a step id: "baseline" or a manual section key."""
     return step_id.split("/", 1)[0]
-
-
-def manual_sections() -> list[str]:
-    """Section keys in the manual's own order (docs/manual/rows.yaml, shipped as data)."""
-    text = resources.files("tf_support_manual").joinpath("rows.yaml").read_text("utf-8")
-    return [s["key"] for s in yaml.safe_load(text)["sections"]]
 
 
 def coverage(plan: tuple[Step, ...] = PLAN) -> dict[str, list[tuple[str, str]]]:
@@ -471,8 +448,8 @@ def coverage(plan: tuple[Step, ...] = PLAN) -> dict[str, list[tuple[str, str]]]:
     for step in plan:
         for section, command in step.manual:
             found.setdefault(section, []).append((command, step.id))
-    order = manual_sections()
-    return {k: found[k] for k in sorted(found, key=lambda k: order.index(k) if k in order else 99)}
+    manual = load_manual()
+    return {k: found[k] for k in sorted(found, key=manual.section_order)}
 
 
 def describe(step: Step, namespace: str) -> str:
@@ -495,7 +472,7 @@ def describe(step: Step, namespace: str) -> str:
         pods = {
             "workloads": "TF and GPU workload pods",
             "nvidia-stack": "NVIDIA GPU stack pods (driver, toolkit, validator, device plugin)",
-        }.get(step.select or "", f"tensor-fusion.ai/component={'|'.join(step.components)} pods")
+        }.get(step.select or "", f"{COMPONENT}={'|'.join(step.components)} pods")
         most = (
             f", every pod whose container failed and restarted, then up to {step.max_pods} pods"
             " in all, those needing attention first"

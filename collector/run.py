@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import outputs
+from k8s.tensorfusion import TF_GROUP
 
 from .budget import DEFAULT_MAX_SIZE, fit
 from .bundle import BundleWriter
@@ -40,7 +41,6 @@ from .locate import Installation, locate
 from .logs import Logs
 from .manifest import build_manifest
 from .plan import (
-    TF_GROUP,
     WORKLOAD_NAMESPACES,
     DescribeStep,
     ExecStep,

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from k8s.types import ResourceType
+
 from .bundle import BundleWriter, objects_member
 from .filters import strip
-from .plan import Resource
 from .redact import Redactor, Structure
 from .targets import PodRef
 
@@ -22,12 +23,12 @@ class ObjectStore:
     def __init__(self, redactor: Redactor) -> None:
         self.redactor = redactor
         self.objects: dict[Key, dict[str, dict[str, Any]]] = {}  # key -> uid -> object
-        self.kinds: dict[tuple[str, str], Resource] = {}
+        self.kinds: dict[tuple[str, str], ResourceType] = {}
         # id(kept object) -> (the object, its structural pass); the object is held so its id
         # cannot be reused by another.
         self._structured: dict[int, tuple[dict[str, Any], Structure]] = {}
 
-    def keep(self, res: Resource, namespace: str | None, item: dict[str, Any]) -> str:
+    def keep(self, res: ResourceType, namespace: str | None, item: dict[str, Any]) -> str:
         """Keep one listed object (trimmed); returns the member it will be written to."""
         item.setdefault("apiVersion", f"{res.group}/{res.version}" if res.group else res.version)
         item.setdefault("kind", res.kind)
@@ -41,7 +42,7 @@ class ObjectStore:
         self.kinds[(res.group, res.resource)] = res
         return objects_member(res.resource, res.group, namespace)
 
-    def touch(self, res: Resource, namespace: str | None) -> str:
+    def touch(self, res: ResourceType, namespace: str | None) -> str:
         """Record a list that answered: its file is written even when it holds no object
         ("there were none" is data too). Returns the member."""
         self.objects.setdefault((res.group, res.resource, namespace), {})

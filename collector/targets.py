@@ -13,10 +13,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from k8s.tensorfusion import COMPONENT, IS_LOCAL_GPU, TF_PREFIX
+
 from .health import unhealthy_reason
 
-TF_PREFIX = "tensor-fusion.ai/"
-COMPONENT = "tensor-fusion.ai/component"
 NATIVE_GPU = "nvidia.com/gpu"
 
 
@@ -90,7 +90,7 @@ def needs_attention(pod: dict[str, Any]) -> bool:
     if any(cs.get("restartCount", 0) > 0 for cs in status.get("containerStatuses") or []):
         return True
     annotations = (pod.get("metadata") or {}).get("annotations") or {}
-    return component(pod) == "worker" and annotations.get("tensor-fusion.ai/is-local-gpu") != "true"
+    return component(pod) == "worker" and annotations.get(IS_LOCAL_GPU) != "true"
 
 
 def failed_and_restarted(pod: dict[str, Any]) -> bool:

@@ -37,6 +37,17 @@ class ResourceType:
     def key(self) -> tuple[str, str]:
         return (self.group, self.resource)
 
+    @property
+    def display(self) -> str:
+        """The resource as kubectl and error messages name it: "pods", "gpus.tensor-fusion.ai"."""
+        return f"{self.resource}.{self.group}" if self.group else self.resource
+
+    def path(self, namespace: str | None = None) -> str:
+        """The URL path that lists it, in one namespace or everywhere."""
+        base = f"/apis/{self.group}/{self.version}" if self.group else f"/api/{self.version}"
+        if self.namespaced and namespace:
+            return f"{base}/namespaces/{namespace}/{self.resource}"
+        return f"{base}/{self.resource}"
 
 
 READ = ("get", "list")
@@ -177,6 +188,12 @@ GROUP_ORDER: tuple[str, ...] = (
     "admissionregistration.k8s.io",
     "apiextensions.k8s.io",
 )
+
+
+def builtin(resource: str, group: str = "") -> ResourceType:
+    """The built-in type of a resource in a group ("" for the core group)."""
+    return next(t for t in BUILTIN_TYPES if t.key == (group, resource))
+
 
 CRD_KEY = ("apiextensions.k8s.io", "customresourcedefinitions")
 SECRET_KEY = ("", "secrets")

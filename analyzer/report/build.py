@@ -11,12 +11,12 @@ from pathlib import PurePath
 from typing import Any
 
 from tf_support_schemas import describe_artifact
+from tf_support_schemas.manual import load_manual
 
 from .. import __version__
 from ..bundle import Bundle
 from ..i18n import describe
 from ..results import OUTCOMES, SEVERITIES, Analysis, Finding
-from ..rules.manual import load_manual
 from ..verdict import opt_in, unsure, verdict
 from .comparison import compare
 from .views import build_views

@@ -14,10 +14,10 @@ import jinja2
 import markupsafe
 
 from k8s.printing import table_text
+from tf_support_schemas.manual import load_manual
 
 from ..i18n import STRINGS, Strings
 from ..results import SEVERITIES
-from ..rules.manual import load_manual
 from .markdown import fit_markdown, md_cell, md_code, md_fence, md_text
 from .pictures import capacity_bars, timeline
 from .views import LINKS

@@ -21,13 +21,13 @@ from k8s.printing import custom_columns, get_table
 from k8s.quantity import QuantityError, quantity
 from k8s.rows import pod_summary
 from k8s.selectors import SelectorError, parse_label_selector
+from k8s.tensorfusion import TF_GROUP as TF
 from k8s.times import parse_time
 from k8s.types import BUILTIN_TYPES, InvalidCRD, ResourceType, crd_type
 
 from ..bundle import Bundle, Coverage, ref
 from ..i18n import describe
 
-TF = "tensor-fusion.ai"
 TF_GET = ("tensorfusionclusters", "gpupools", "gpunodes", "gpus")
 GPU_COLUMNS = (
     ("NAME", ".metadata.name"),

@@ -14,6 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from tf_support_schemas.sources import source_of
+
 from ..bundle import Bundle, Missing
 from . import cel
 from .loading import Expr, Rule
@@ -86,15 +88,16 @@ def shared_bindings(rule: Rule, bundle: Bundle) -> dict[str, Any]:
     scope = Scope(bundle)
     bound: dict[str, Any] = {}
     for name, spec in rule.bindings.items():
-        if "helm" in spec or "metrics" in spec:
-            kind = "helm" if "helm" in spec else "metrics"
+        source = source_of(spec)
+        if source.accessor == "document":  # the Helm release, the metrics answer
+            kind = source.artifact
             data, status, message = bundle.document(kind)
             if data is None and not spec.get("optional"):
                 raise Unavailable(
                     Missing.of("document_missing", document=kind, status=status, detail=message)
                 )
             bound[name] = data
-        elif "objects" in spec:
+        elif source.name == "objects":
             resource, group = split_resource(spec["objects"])
             ns = scope.namespace(spec.get("namespace"))
             cov = bundle.coverage(resource, group=group, namespace=ns)
@@ -151,16 +154,17 @@ class PerSubject:
         self.readers: dict[str, tuple[Reader, Any]] = {}
         checks = bundle.exec_checks()
         for name, spec in rule.bindings.items():
-            if "logs" in spec:
+            source = source_of(spec).name
+            if source == "logs":
                 # The subject's own logs, or those of the pods a `where` binding picked for it
                 # (the hypervisor of a GPUNode, say).
                 read = _subject_logs if spec["logs"] == rule.subject else _selected_logs
                 if spec.get("optional"):
                     read = _or_no_lines(read)
                 self.readers[name] = (read, LogSpec.of_binding(spec))
-            elif "events_for" in spec:
+            elif source == "events_for":
                 self.readers[name] = (_subject_events, spec)
-            elif "exec" in spec:
+            elif source == "exec":
                 if spec["check"] in checks:
                     self.readers[name] = (_subject_exec, spec)
                 else:  # run nowhere (no --exec): the same answer for every subject

@@ -10,8 +10,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from tf_support_schemas.manual import Manual, load_manual
+
 from .loading import Rule
-from .manual import Manual, load_manual
 
 SCRIPT = "python scripts/make_rules_doc.py"
 COLUMNS = (

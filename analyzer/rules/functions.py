@@ -8,6 +8,7 @@ import re
 from typing import Any
 
 from k8s.quantity import quantity
+from k8s.tensorfusion import COMPONENT, TF_PREFIX
 
 from .oom import gpu_oom, oom_facts
 
@@ -92,10 +93,6 @@ def error_lines(lines: list[Any]) -> list[str]:
     return [line for line in lines if isinstance(line, str) and _ERROR_LINE.search(line)]
 
 
-TF_KEY = "tensor-fusion.ai/"
-COMPONENT = "tensor-fusion.ai/component"
-
-
 def requests_native_gpu(container: Any) -> bool:
     """Whether a container asks for whole GPUs through NVIDIA's device plugin: nvidia.com/gpu
     or a MIG slice (nvidia.com/mig-*) in its requests or limits."""
@@ -122,7 +119,7 @@ def gpu_workload(pod: Any, tf_namespace: str) -> bool:
     if label(pod, COMPONENT) in ("operator", "hypervisor"):
         return False
     keys = [*(meta.get("labels") or {}), *(meta.get("annotations") or {})]
-    if any(isinstance(k, str) and k.startswith(TF_KEY) for k in keys):
+    if any(isinstance(k, str) and k.startswith(TF_PREFIX) for k in keys):
         return True
     spec = pod.get("spec") or {}
     containers = [*(spec.get("containers") or []), *(spec.get("initContainers") or [])]

@@ -19,11 +19,11 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 import tf_support_schemas as schemas
 from k8s.types import BUILTIN_TYPES
+from tf_support_schemas.manual import Manual, load_manual
 
 from ..errors import RuleLoadError
 from . import cel
 from .functions import FUNCTIONS
-from .manual import Manual, load_manual
 
 Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 LANGS = ("en", "zh")

@@ -19,9 +19,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from k8s.tensorfusion import COMPONENT, GPU_IDS
+
 from ..bundle import Bundle
 from ..results import Finding
-from .functions import COMPONENT, annotation, gpu_workload, label
+from .functions import annotation, gpu_workload, label
 
 OPERATOR = "Component/operator"
 CONTROLLER_SECTION = "controller-crash"
@@ -69,7 +71,7 @@ def _pod_runs_on(pod: dict[str, Any] | None) -> set[str]:
     if pod is None or not gpu_workload(pod, ""):
         return set()
     found = {f"Node/{_node(pod)}"} if _node(pod) else set()
-    gpus = annotation(pod, "tensor-fusion.ai/gpu-ids")
+    gpus = annotation(pod, GPU_IDS)
     found |= {f"GPU/{g.strip()}" for g in gpus.split(",") if g.strip()}
     return found
 

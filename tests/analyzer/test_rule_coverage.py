@@ -7,7 +7,7 @@ from pathlib import Path
 import yaml
 
 from analyzer.rules.loading import default_rules_dir, load_rules
-from analyzer.rules.manual import load_manual
+from tf_support_schemas.manual import load_manual
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_bundles"
 

@@ -9,7 +9,7 @@ import yaml
 
 from analyzer.errors import RuleLoadError
 from analyzer.rules.loading import default_rules_dir, load_rules
-from analyzer.rules.manual import load_manual
+from tf_support_schemas.manual import load_manual
 
 GOOD = {
     "id": "controller-crash/oom-killed",

@@ -13,7 +13,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import yaml
 from emulatorkit import TF_EXEC
 from faultkit import FaultyEmulator
 from kubernetes import client, config
@@ -22,6 +21,7 @@ from collector.execs import CONTAINER_CHECKS, NODE_CHECKS, ExecCheck, ExecResult
 from emulator.cluster import ExecKey, ExecReply
 from emulator.scenario import load_scenario
 from emulator.server import Emulator
+from tf_support_schemas.manual import load_manual
 
 NS, POD, APP = "ml", "chat-7c9d8f6b5-q2w4e", "app"
 HYPERVISOR = ("tensor-fusion-sys", "hypervisor-gpu-node-1", "hypervisor")
@@ -223,9 +223,7 @@ PROSE = {("limits-not-enforced", "/proc/<pid>/maps"), ("gpu-discovery", "nvidia-
 
 
 def _manual_sections() -> dict[str, str]:
-    keys = {
-        s["zh"]: s["key"] for s in yaml.safe_load((MANUAL / "rows.yaml").read_text())["sections"]
-    }
+    keys = {s.zh: s.key for s in load_manual().sections.values()}
     text = (MANUAL / "troubleshooting.zh.md").read_text()
     parts = re.split(r"^## (.*)$", text, flags=re.M)
     return {

@@ -7,10 +7,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-import yaml
-
 from collector.plan import PLAN, coverage, default_plan
 from emulator.collect import tf_collect
+from tf_support_schemas.manual import load_manual
 
 MANUAL = Path(__file__).resolve().parents[2] / "docs" / "manual"
 TOOLS = ("kubectl ", "nvidia-smi", "ldconfig ", "lsmod ", "cat ")
@@ -21,9 +20,7 @@ FIXES = ("kubectl label ", "kubectl rollout ", "helm ")
 def manual_commands() -> set[tuple[str, str]]:
     """(section key, command) for every check command in the manual's code blocks and
     inline code, multi-line commands joined with single spaces."""
-    sections = {
-        s["zh"]: s["key"] for s in yaml.safe_load((MANUAL / "rows.yaml").read_text())["sections"]
-    }
+    sections = {s.zh: s.key for s in load_manual().sections.values()}
     found: set[tuple[str, str]] = set()
     section = None
     text = (MANUAL / "troubleshooting.zh.md").read_text()
@@ -76,7 +73,7 @@ def test_every_manual_command_has_a_step() -> None:
 
 
 def test_step_ids_are_unique_and_scoped_to_manual_sections() -> None:
-    sections = {s["key"] for s in yaml.safe_load((MANUAL / "rows.yaml").read_text())["sections"]}
+    sections = set(load_manual().sections)
     ids = [s.id for s in PLAN]
     assert len(ids) == len(set(ids))
     assert {i.split("/")[0] for i in ids} <= sections

@@ -6,6 +6,7 @@ skipped on most customers' bundles, so each must also decide without it or say w
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,7 @@ import pytest
 import yaml
 from scenariokit import SAMPLES
 
+from analyzer.bundle import Bundle
 from collector.execs import CONTAINER_CHECKS, NODE_CHECKS
 from collector.plan import (
     ALL_NAMESPACES,
@@ -21,17 +23,17 @@ from collector.plan import (
     PLAN,
     TF_NAMESPACE,
     WORKLOAD_NAMESPACES,
-    DescribeStep,
     ExecStep,
     GrepLogStep,
-    HelmStep,
     ListStep,
     LogStep,
-    MetricsStep,
     Step,
     default_plan,
 )
 from emulator.scenario import collect_args
+from k8s.tensorfusion import COMPONENT
+from tf_support_schemas import load as load_schema
+from tf_support_schemas.sources import SOURCES, source_of
 
 RULES = Path(__file__).resolve().parents[2] / "rules"
 DEFAULT = {s.id for s in default_plan()}
@@ -60,54 +62,74 @@ def _step(step_id: str) -> Step:
 def _component(for_each: dict[str, Any]) -> str | None:
     for part in str(for_each.get("labels") or "").split(","):
         key, _, value = part.partition("=")
-        if key.strip() == "tensor-fusion.ai/component" and value:
+        if key.strip() == COMPONENT and value:
             return value.strip()
     return None
 
 
-def _lists(resource: str, scope: str | None) -> tuple[str, ...]:
-    """List steps that list `resource` where a rule looks: TensorFusion's namespace ("tf"),
+def _lists(step: Step, resource: str, scope: str | None) -> bool:
+    """Whether a step lists `resource` where a rule looks: TensorFusion's namespace ("tf"),
     or every namespace ("all", or no scope)."""
     wanted = (
         {TF_NAMESPACE, ALL_NAMESPACES} if scope == "tf" else {ALL_NAMESPACES, WORKLOAD_NAMESPACES}
     )
-    return tuple(
-        s.id
-        for s in PLAN
-        if isinstance(s, ListStep)
-        and any(r.display == resource for r in s.resources)
-        and (not any(r.namespaced for r in s.resources) or s.namespace in wanted)
+    return (
+        isinstance(step, ListStep)
+        and any(r.display == resource for r in step.resources)
+        and (not any(r.namespaced for r in step.resources) or step.namespace in wanted)
     )
 
 
-def _event_steps(of: str) -> tuple[str, ...]:
-    steps = tuple(s.id for s in PLAN if isinstance(s, ListStep) and EVENTS in s.resources)
-    if of == "pod":  # the events of each unhealthy pod, as `kubectl describe` shows them
-        steps += tuple(s.id for s in PLAN if isinstance(s, DescribeStep))
-    return steps
+def _exec_checks(step: ExecStep) -> set[str]:
+    return {c.id for c in (CONTAINER_CHECKS if step.target == "workloads" else NODE_CHECKS)}
 
 
-def _log_steps(component: str | None) -> tuple[str, ...]:
-    steps = []
-    for s in PLAN:
-        if isinstance(s, LogStep) and (
-            component in s.components if component else s.select == "workloads"
-        ):
-            steps.append(s.id)
-        if isinstance(s, GrepLogStep) and component == s.component:
-            steps.append(s.id)
-        if isinstance(s, DescribeStep) and component is None:
-            steps.append(s.id)  # init-container logs of pods stuck in Init
-    return tuple(steps)
+def _gathers_objects(step: Step, spec: dict[str, Any], _for_each: dict[str, Any]) -> bool:
+    if spec["objects"] == "events":  # bound, they are read wherever they were listed
+        return isinstance(step, ListStep) and EVENTS in step.resources
+    return _lists(step, spec["objects"], spec.get("namespace"))
 
 
-def _exec_steps(check: str) -> tuple[str, ...]:
-    ids = {c.id for c in CONTAINER_CHECKS}, {c.id for c in NODE_CHECKS}
-    return tuple(
-        s.id
-        for s in PLAN
-        if isinstance(s, ExecStep) and check in (ids[0] if s.target == "workloads" else ids[1])
-    )
+def _gathers_logs(step: Step, _spec: dict[str, Any], for_each: dict[str, Any]) -> bool:
+    component = _component(for_each)
+    if isinstance(step, LogStep):
+        return component in step.components if component else step.select == "workloads"
+    if isinstance(step, GrepLogStep):
+        return step.component == component
+    return component is None  # init-container logs of pods stuck in Init
+
+
+# Source -> whether a step that gathers it gathers what one binding asks for (given the
+# binding and the rule's `for_each`). Helm values and metrics have one step each.
+GATHERS: dict[str, Callable[[Any, dict[str, Any], dict[str, Any]], bool]] = {
+    "objects": _gathers_objects,
+    # Listed events, and those of each unhealthy pod as `kubectl describe` shows them.
+    "events_for": lambda step, spec, _: isinstance(step, ListStep) or spec["events_for"] == "pod",
+    "logs": _gathers_logs,
+    "exec": lambda step, spec, _: spec["check"] in _exec_checks(step),
+    "helm": lambda *_: True,
+    "metrics": lambda *_: True,
+}
+
+
+def _steps(spec: dict[str, Any], for_each: dict[str, Any]) -> tuple[str, ...]:
+    """The plan steps that gather what a binding reads."""
+    source = source_of(spec).name
+    return tuple(s.id for s in PLAN if source in s.sources and GATHERS[source](s, spec, for_each))
+
+
+def _what(spec: dict[str, Any], for_each: dict[str, Any]) -> str:
+    source = source_of(spec).name
+    if source == "objects":
+        return spec["objects"]
+    if source == "events_for":
+        return f"events of the {spec['events_for']}"
+    if source == "logs":
+        component = _component(for_each)
+        return f"logs of {'component=' + component if component else 'workload'} pods"
+    if source == "exec":
+        return f"exec {spec['check']}"
+    return "Helm release" if source == "helm" else "metrics"
 
 
 def rule_inputs(path: Path) -> list[Input]:
@@ -117,32 +139,12 @@ def rule_inputs(path: Path) -> list[Input]:
     found = []
     if for_each:
         resource, scope = for_each["resource"], for_each.get("namespace")
-        found.append(
-            Input(rid, f"{resource} ({scope or 'cluster'})", _lists(resource, scope), False)
-        )
+        steps = tuple(s.id for s in PLAN if _lists(s, resource, scope))
+        found.append(Input(rid, f"{resource} ({scope or 'cluster'})", steps, False))
     for name, spec in (rule.get("with") or {}).items():
-        if not isinstance(spec, dict):
-            continue
-        optional = bool(spec.get("optional"))
-        if "objects" in spec:
-            what, steps = spec["objects"], _lists(spec["objects"], spec.get("namespace"))
-            if what == "events":
-                steps = _event_steps("any")
-        elif "events_for" in spec:
-            what, steps = f"events of the {spec['events_for']}", _event_steps(spec["events_for"])
-        elif "logs" in spec:
-            component = _component(for_each)
-            what = f"logs of {'component=' + component if component else 'workload'} pods"
-            steps = _log_steps(component)
-        elif "exec" in spec:
-            what, steps = f"exec {spec['check']}", _exec_steps(spec["check"])
-        elif "helm" in spec:
-            what, steps = "Helm release", tuple(s.id for s in PLAN if isinstance(s, HelmStep))
-        elif "metrics" in spec:
-            what, steps = "metrics", tuple(s.id for s in PLAN if isinstance(s, MetricsStep))
-        else:
-            raise AssertionError(f"{rid}: binding {name} of an unknown kind: {sorted(spec)}")
-        found.append(Input(rid, f"{name}: {what}", steps, optional))
+        if isinstance(spec, dict):
+            what, steps = _what(spec, for_each), _steps(spec, for_each)
+            found.append(Input(rid, f"{name}: {what}", steps, bool(spec.get("optional"))))
     return found
 
 
@@ -156,6 +158,22 @@ INPUTS = all_inputs()
 @pytest.mark.parametrize("item", INPUTS, ids=[f"{i.rule}:{i.what}" for i in INPUTS])
 def test_each_input_is_gathered(item: Input) -> None:
     assert item.steps, f"{item.rule} reads {item.what}, which no collection step gathers"
+
+
+def test_each_binding_kind_is_a_source() -> None:
+    """A rule can bind only what the registry names: every kind of binding the rule schema
+    allows is a source, and every source is one of them."""
+    kinds = {b["required"][0] for b in load_schema("rule")["$defs"]["binding"]["oneOf"]}
+    assert kinds == set(SOURCES)
+
+
+def test_each_source_has_a_step_and_an_accessor() -> None:
+    gathered = {name for step in PLAN for name in step.sources}
+    assert gathered == set(SOURCES)
+    artifacts = load_schema("manifest")["$defs"]["artifact"]["properties"]["type"]["enum"]
+    for source in SOURCES.values():
+        assert callable(getattr(Bundle, source.accessor, None)), source
+        assert source.artifact in artifacts, source
 
 
 def test_rules_with_exec_inputs_decide_without_exec_or_say_why() -> None:

@@ -84,7 +84,7 @@ from analyzer.bundle import Bundle
 from analyzer.results import Finding
 from analyzer.rules.engine import analyze
 from analyzer.rules.loading import Rule, load_rules
-from analyzer.rules.manual import load_manual
+from tf_support_schemas.manual import load_manual
 
 MIN_TEXTS = 3
 KINDS = {"texts": "fires", "near_misses": "near-miss", "misses": "miss"}

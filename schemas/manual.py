@@ -1,4 +1,9 @@
-"""The troubleshooting manual's catalogue (docs/manual/rows.yaml): sections and row keys."""
+"""The troubleshooting manual's catalogue (docs/manual/rows.yaml): sections and row keys.
+
+The bundle contract names them: a manifest artifact's `scope` is a section key, a rule's and a
+finding's `manual` are row keys. The collector orders its plan by the sections, the analyzer
+checks rules and orders reports by both; this is the one reader of the file for both.
+"""
 
 from __future__ import annotations
 
