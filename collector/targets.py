@@ -2,8 +2,8 @@
 
 TF components are found by the `tensor-fusion.ai/component` label, never by name (names
 differ across TensorFusion versions: a hypervisor pod may be `tf-hypervisor-<node>`).
-Workloads are pods carrying any `tensor-fusion.ai/` label or annotation, or requesting
-`nvidia.com/gpu`.
+Workloads are k8s.tensorfusion.gpu_workload: any `tensor-fusion.ai/` label or annotation, or
+a request for `nvidia.com/gpu` (the rules judge the same pods).
 """
 
 from __future__ import annotations
@@ -13,11 +13,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from k8s.tensorfusion import COMPONENT, IS_LOCAL_GPU, TF_PREFIX
+from k8s.tensorfusion import COMPONENT, IS_LOCAL_GPU, gpu_workload, tf_related
 
 from .health import unhealthy_reason
-
-NATIVE_GPU = "nvidia.com/gpu"
 
 
 @dataclass(frozen=True)
@@ -38,21 +36,6 @@ def component(pod: dict[str, Any]) -> str | None:
     return ((pod.get("metadata") or {}).get("labels") or {}).get(COMPONENT)
 
 
-def is_tf_related(pod: dict[str, Any]) -> bool:
-    meta = pod.get("metadata") or {}
-    keys = list(meta.get("labels") or {}) + list(meta.get("annotations") or {})
-    return any(k.startswith(TF_PREFIX) for k in keys) or requests_native_gpu(pod)
-
-
-def requests_native_gpu(pod: dict[str, Any]) -> bool:
-    for c in _containers(pod):
-        res = c.get("resources") or {}
-        for part in ("limits", "requests"):
-            if any(k == NATIVE_GPU or k.startswith("nvidia.com/mig-") for k in res.get(part) or {}):
-                return True
-    return False
-
-
 # Images of NVIDIA's GPU stack: the GPU Operator and its operands (driver, container toolkit,
 # validator, MIG manager, DCGM exporter), the device plugin and GPU feature discovery, as
 # nvcr.io and the managed platforms (GKE's nvidia-gpu-device-plugin, driver installers) name them.
@@ -66,18 +49,9 @@ def runs_nvidia_stack(pod: dict[str, Any]) -> bool:
     return any(_NVIDIA_STACK.search(c.get("image") or "") for c in _containers(pod))
 
 
-def is_workload(pod: dict[str, Any], tf_namespace: str) -> bool:
-    """A pod that uses GPUs through TensorFusion or natively: not one of TensorFusion's own."""
-    return (
-        ref(pod).namespace != tf_namespace
-        and component(pod) not in ("operator", "hypervisor")
-        and is_tf_related(pod)
-    )
-
-
 # Pod selections a log step may name (plan.LogStep.select): predicate(pod, TF namespace).
 SELECTIONS: dict[str, Callable[[dict[str, Any], str], bool]] = {
-    "workloads": is_workload,
+    "workloads": gpu_workload,
     "nvidia-stack": lambda pod, _ns: runs_nvidia_stack(pod),
 }
 
@@ -167,7 +141,7 @@ def find_targets(
     init: dict[PodRef, tuple[str, ...]] = {}
     for pod in sorted(pods, key=lambda p: (ref(p).namespace, ref(p).name)):
         r = ref(pod)
-        related = r in extra_set or r.namespace == tf_namespace or is_tf_related(pod)
+        related = r in extra_set or r.namespace == tf_namespace or tf_related(pod)
         if related:
             tf_pods.append(r)
             if r.namespace != tf_namespace:

@@ -8,7 +8,7 @@ import re
 from typing import Any
 
 from k8s.quantity import quantity
-from k8s.tensorfusion import COMPONENT, TF_PREFIX
+from k8s.tensorfusion import gpu_workload, requests_native_gpu
 
 from .oom import gpu_oom, oom_facts
 
@@ -91,39 +91,6 @@ def error_lines(lines: list[Any]) -> list[str]:
     if not isinstance(lines, list):
         raise TypeError(f"error_lines() takes a list of lines, not {type(lines).__name__}")
     return [line for line in lines if isinstance(line, str) and _ERROR_LINE.search(line)]
-
-
-def requests_native_gpu(container: Any) -> bool:
-    """Whether a container asks for whole GPUs through NVIDIA's device plugin: nvidia.com/gpu
-    or a MIG slice (nvidia.com/mig-*) in its requests or limits."""
-    resources = container.get("resources") if isinstance(container, dict) else None
-    if not isinstance(resources, dict):
-        return False
-    return any(
-        key == "nvidia.com/gpu" or key.startswith("nvidia.com/mig-")
-        for part in ("limits", "requests")
-        if isinstance(resources.get(part), dict)
-        for key in resources[part]
-    )
-
-
-def gpu_workload(pod: Any, tf_namespace: str) -> bool:
-    """Whether a pod is a TensorFusion or GPU workload, as tf-collect picks them: a
-    tensor-fusion.ai/ label or annotation, or a container asking for NVIDIA GPUs; not a pod of
-    TensorFusion's namespace, nor its operator or a hypervisor."""
-    if not isinstance(pod, dict):
-        return False
-    meta = pod.get("metadata") or {}
-    if meta.get("namespace") == tf_namespace:
-        return False
-    if label(pod, COMPONENT) in ("operator", "hypervisor"):
-        return False
-    keys = [*(meta.get("labels") or {}), *(meta.get("annotations") or {})]
-    if any(isinstance(k, str) and k.startswith(TF_PREFIX) for k in keys):
-        return True
-    spec = pod.get("spec") or {}
-    containers = [*(spec.get("containers") or []), *(spec.get("initContainers") or [])]
-    return any(requests_native_gpu(c) for c in containers)
 
 
 def extract(text: str, pattern: str) -> str:

@@ -19,11 +19,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from k8s.tensorfusion import COMPONENT, GPU_IDS
+from k8s.tensorfusion import COMPONENT, GPU_IDS, gpu_workload
 
 from ..bundle import Bundle
 from ..results import Finding
-from .functions import annotation, gpu_workload, label
+from .functions import annotation, label
 
 OPERATOR = "Component/operator"
 CONTROLLER_SECTION = "controller-crash"
