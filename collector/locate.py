@@ -20,8 +20,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from k8s.helm import ReleaseDecodeError, decode_record, latest_record
+
 from .filters import TF_GROUP, is_tf_webhook
-from .helm import ReleaseDecodeError, decode_release, latest_record
 from .kube import CallFailed, Kube
 
 DEFAULT_NAMESPACE = "tensor-fusion-sys"
@@ -206,12 +207,8 @@ def _helm_clue(kube: Kube, namespace: str) -> Clue | None:
             name = (_meta(record).get("labels") or {}).get("name", "")
             by_release.setdefault(name, []).append(record)
         for name, records in sorted(by_release.items()):
-            record = latest_record(records)
-            payload = ((record or {}).get("data") or {}).get("release")
-            if not payload:
-                continue
             try:
-                release = decode_release(payload, from_secret=from_secret)
+                release = decode_record(latest_record(records) or {}, from_secret=from_secret)
             except ReleaseDecodeError:
                 continue
             chart = ((release.get("chart") or {}).get("metadata") or {}).get("name")

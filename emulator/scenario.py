@@ -46,10 +46,7 @@ served data is realistic and stable from run to run.
 
 from __future__ import annotations
 
-import base64
 import copy
-import gzip
-import json
 import re
 import uuid
 from dataclasses import dataclass, field
@@ -58,6 +55,7 @@ from typing import Any
 
 import yaml
 
+from k8s.helm import encode_record
 from k8s.types import SECRET_KEY, InvalidCRD, crd_type, served_versions
 
 from .cluster import ClusterData, ExecKey, ExecReply, LogKey
@@ -73,7 +71,6 @@ HELM_KEYS = {
     "values",
     "manifest",
 }
-HELM_SECRET_TYPE = "helm.sh/release.v1"
 # `collect`: extra tf-collect arguments the round-trip tests use for this scenario
 # (e.g. ["--exec"]); the loader only checks that it is a list of strings.
 SCENARIO_KEYS = {
@@ -412,7 +409,6 @@ def _read_helm(file: Path) -> dict[str, Any]:
 def helm_record(release: str, spec: dict[str, Any]) -> dict[str, Any]:
     """The storage record Helm 3 writes for one release revision."""
     revision = int(spec.get("revision", 1))
-    status = str(spec.get("status", "deployed"))
     deployed = str(spec.get("lastDeployed", DEFAULT_CREATION_TIMESTAMP))
     chart = spec["chart"]
     body = {
@@ -424,7 +420,7 @@ def helm_record(release: str, spec: dict[str, Any]) -> dict[str, Any]:
             "last_deployed": deployed,
             "deleted": "",
             "description": "Install complete" if revision == 1 else "Upgrade complete",
-            "status": status,
+            "status": str(spec.get("status", "deployed")),
         },
         "chart": {
             "metadata": {
@@ -439,28 +435,9 @@ def helm_record(release: str, spec: dict[str, Any]) -> dict[str, Any]:
         "config": spec.get("values") or {},
         "manifest": spec.get("manifest", ""),
     }
-    # Helm: JSON, gzipped, base64; a Secret's data is base64 of that once more.
-    encoded = base64.b64encode(gzip.compress(json.dumps(body).encode(), mtime=0)).decode()
-    meta = {
-        "name": f"sh.helm.release.v1.{release}.v{revision}",
-        "namespace": spec["namespace"],
-        "labels": {"name": release, "owner": "helm", "status": status, "version": str(revision)},
-        "creationTimestamp": deployed,
-    }
-    if spec.get("driver", "secret") == "configmap":
-        return {
-            "apiVersion": "v1",
-            "kind": "ConfigMap",
-            "metadata": meta,
-            "data": {"release": encoded},
-        }
-    return {
-        "apiVersion": "v1",
-        "kind": "Secret",
-        "metadata": meta,
-        "type": HELM_SECRET_TYPE,
-        "data": {"release": base64.b64encode(encoded.encode()).decode()},
-    }
+    record = encode_record(body, driver=spec.get("driver", "secret"))
+    record["metadata"]["creationTimestamp"] = deployed
+    return record
 
 
 def object_uid(group: str, kind: str, namespace: str, name: str) -> str:

@@ -17,6 +17,7 @@ from emulator.scenario import (
     scenario_names,
     version_info,
 )
+from k8s.helm import decode_record
 
 SAMPLE_BUNDLES = Path(__file__).parents[2] / "sample_bundles"
 
@@ -277,8 +278,6 @@ def test_version_info() -> None:
 
 @pytest.mark.parametrize("driver", ["secret", "configmap"])
 def test_helm_release_is_stored_as_helm_stores_it(tmp_path: Path, driver: str) -> None:
-    from collector.helm import latest_record, project_record
-
     _write(
         tmp_path,
         {
@@ -305,12 +304,13 @@ def test_helm_release_is_stored_as_helm_stores_it(tmp_path: Path, driver: str) -
     }
     if driver == "secret":
         assert record["type"] == "helm.sh/release.v1"
-    # The collector's own decoder reads it back: gzip + base64 (+ base64 for a Secret).
-    projected = project_record(latest_record([record]), from_secret=driver == "secret")
-    assert projected["chart"] == {
+    # What the collector decodes: gzip + base64 (+ base64 for a Secret).
+    release = decode_record(record, from_secret=driver == "secret")
+    assert release["chart"]["metadata"] == {
+        "apiVersion": "v2",
         "name": "tensor-fusion",
         "version": "1.8.7",
         "appVersion": "2.17.0",
     }
-    assert projected["revision"] == 3
-    assert projected["values"] == {"greptime": {"password": "hunter2"}}
+    assert release["version"] == 3
+    assert release["config"] == {"greptime": {"password": "hunter2"}}
