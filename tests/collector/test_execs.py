@@ -17,10 +17,10 @@ import yaml
 from emulatorkit import TF_EXEC
 from faultkit import FaultyEmulator
 from kubernetes import client, config
+from scenarioloader import load_scenario
 
 from collector.execs import CONTAINER_CHECKS, NODE_CHECKS, ExecCheck, ExecResult, run_exec
 from emulator.cluster import ExecKey, ExecReply
-from emulator.scenario import load_scenario
 from emulator.server import Emulator
 
 NS, POD, APP = "ml", "chat-7c9d8f6b5-q2w4e", "app"

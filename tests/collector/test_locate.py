@@ -9,12 +9,11 @@ from pathlib import Path
 from typing import Any
 
 from bundlekit import read_members
-from scenariokit import SAMPLES
+from scenariokit import SAMPLES, collect
+from scenarioloader import load_scenario
 
 from collector.kube import CallFailed
 from collector.locate import locate
-from emulator.collect import collect
-from emulator.scenario import load_scenario
 from emulator.server import Emulator
 from k8s.helm import encode_record
 

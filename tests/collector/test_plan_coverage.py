@@ -8,9 +8,9 @@ import sys
 from pathlib import Path
 
 import yaml
+from scenariokit import tf_collect
 
 from collector.plan import PLAN, coverage, default_plan
-from emulator.collect import tf_collect
 
 MANUAL = Path(__file__).resolve().parents[2] / "docs" / "manual"
 TOOLS = ("kubectl ", "nvidia-smi", "ldconfig ", "lsmod ", "cat ")

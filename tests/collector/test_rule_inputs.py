@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 import yaml
 from scenariokit import SAMPLES
+from scenarioloader import collect_args
 
 from collector.execs import CONTAINER_CHECKS, NODE_CHECKS
 from collector.plan import (
@@ -31,7 +32,6 @@ from collector.plan import (
     Step,
     default_plan,
 )
-from emulator.scenario import collect_args
 
 RULES = Path(__file__).resolve().parents[2] / "rules"
 DEFAULT = {s.id for s in default_plan()}

@@ -8,15 +8,14 @@ from pathlib import Path
 import pytest
 from emulatorkit import TF_BASIC
 from kubernetes.client import models
-
-from emulator.cluster import ClusterData, LogKey
-from emulator.scenario import (
+from scenarioloader import (
     DEFAULT_CREATION_TIMESTAMP,
     ScenarioError,
     load_scenario,
     scenario_names,
-    version_info,
 )
+
+from emulator.cluster import ClusterData, LogKey, version_info
 from k8s.helm import decode_record
 
 SAMPLE_BUNDLES = Path(__file__).parents[2] / "sample_bundles"
