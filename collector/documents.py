@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from k8s.helm import ReleaseDecodeError, latest_record
+from k8s.helm_record import ReleaseDecodeError, latest_record
 
 from .bundle import BundleWriter, helm_member, metrics_member
 from .helm import RELEASE_SELECTOR, project_record

@@ -20,7 +20,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from k8s.helm import ReleaseDecodeError, decode_record, latest_record
+from k8s.helm_record import ReleaseDecodeError, decode_record, latest_record
 
 from .filters import TF_GROUP, is_tf_webhook
 from .kube import CallFailed, Kube

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from k8s.events import core_to_events_v1, events_v1_to_core
-from k8s.helm import RELEASE_SECRET_TYPE
+from k8s.helm_record import RELEASE_SECRET_TYPE
 from k8s.selectors import (
     SelectorError,
     parse_field_selector,

@@ -56,7 +56,7 @@ from typing import Any
 import yaml
 
 from emulator.cluster import ClusterData, ExecKey, ExecReply, LogKey, version_info
-from k8s.helm import encode_record
+from k8s.helm_record import encode_record
 from k8s.types import SECRET_KEY, InvalidCRD, crd_type, served_versions
 
 SCENARIO_FILE = "scenario.yaml"

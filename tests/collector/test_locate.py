@@ -15,7 +15,7 @@ from scenarioloader import load_scenario
 from collector.kube import CallFailed
 from collector.locate import locate
 from emulator.server import Emulator
-from k8s.helm import encode_record
+from k8s.helm_record import encode_record
 
 GKE = "healthy-gke"  # TensorFusion in tf-system, Helm release tensor-fusion
 

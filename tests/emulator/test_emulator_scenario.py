@@ -16,7 +16,7 @@ from scenarioloader import (
 )
 
 from emulator.cluster import ClusterData, LogKey, version_info
-from k8s.helm import decode_record
+from k8s.helm_record import decode_record
 
 SAMPLE_BUNDLES = Path(__file__).parents[2] / "sample_bundles"
 
