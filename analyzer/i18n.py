@@ -344,7 +344,7 @@ MISSING: dict[str, dict[str, str]] = {
 }
 
 
-def describe(missing: Missing, lang: str = "en") -> str:
+def missing_text(missing: Missing, lang: str = "en") -> str:
     """One sentence saying what is missing, in `lang`."""
     words = MISSING[lang]
     params = dict(missing.params)
@@ -359,7 +359,7 @@ def gaps_text(gaps: Iterable[tuple[Missing, str]], lang: str = "en", shown: int 
     words = MISSING[lang]
     where: dict[str, set[str]] = {}
     for missing, obj in gaps:
-        objects = where.setdefault(describe(missing, lang), set())
+        objects = where.setdefault(missing_text(missing, lang), set())
         if obj:
             objects.add(obj)
     clauses = []

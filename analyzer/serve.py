@@ -9,8 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import outputs
-from emulator.cluster import ClusterData, LogKey
-from emulator.scenario import version_info
+from emulator.cluster import ClusterData, LogKey, version_info
 from emulator.server import Emulator
 from k8s.types import ResourceType, crd_type
 

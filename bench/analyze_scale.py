@@ -43,13 +43,16 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+# The scenario loader and the tf-collect runner are the tests' (tests/scenario*.py).
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from scenariokit import SAMPLES
+from scenariokit import collect as collect_bundle
+from scenarioloader import load_scenario
+
 from emulator.cluster import ClusterData, LogKey
-from emulator.collect import collect as collect_bundle
-from emulator.scenario import load_scenario
 from emulator.server import Emulator
 
 ROOT = Path(__file__).resolve().parents[1]
-SAMPLES = ROOT / "sample_bundles"
 TF_NS = "tensor-fusion-sys"
 TEMPLATE_NODE = "ip-10-0-3-17.ec2.internal"  # a healthy GPU node of the `healthy` scenario
 TEMPLATE_IP = "10.0.3.17"

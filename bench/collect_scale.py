@@ -19,6 +19,7 @@ import argparse
 import os
 import resource
 import subprocess
+import sys
 import tempfile
 import time
 import uuid
@@ -27,8 +28,11 @@ from typing import Any
 
 import yaml
 
+# The tf-collect runner is the tests' (tests/scenariokit.py).
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from scenariokit import tf_collect
+
 from emulator.cluster import ClusterData, LogKey
-from emulator.collect import tf_collect
 from emulator.server import Emulator, Reply, Target
 from emulator.transport import Answer
 from k8s.types import crd_type

@@ -10,8 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from k8s.helm_record import ReleaseDecodeError, latest_record
+
 from .bundle import BundleWriter, helm_member, metrics_member
-from .helm import RELEASE_SELECTOR, ReleaseDecodeError, latest_record, project_record
+from .helm import RELEASE_SELECTOR, project_record
 from .kube import CallFailed, Kube
 from .ledger import Ledger
 from .plan import CONFIGMAPS, HelmStep, MetricsStep

@@ -35,7 +35,3 @@ class UnreachableError(CollectError):
 
 class OutputError(CollectError):
     exit_code = ExitCode.OUTPUT
-
-
-class Interrupted(CollectError):
-    exit_code = ExitCode.INTERRUPTED

@@ -40,7 +40,6 @@ from websocket import (
     WebSocketTimeoutException,
 )
 
-STATUSES = ("ok", "truncated", "forbidden", "not_found", "timeout", "error")
 # Scripts below stop their slowest tool after this long (nvidia-smi hangs with a stuck
 # driver, and a process exec starts is not killed when the client goes away). Callers
 # should give run_exec a timeout above it.
@@ -56,7 +55,7 @@ class ExecResult:
     stdout: str
     stderr: str
     exit_code: int | None
-    status: str  # one of STATUSES; "ok" means the command ran to its end, whatever its code
+    status: str  # an artifact status of the manifest; "ok" means the command ran to its end, whatever its code
     message: str  # one line; "" for a command that exited 0
     truncated: bool
 

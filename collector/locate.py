@@ -20,10 +20,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from k8s.helm_record import ReleaseDecodeError, decode_record, latest_record
 from k8s.tensorfusion import CHART, CHART_NAMESPACE, COMPONENT, TF_GROUP
 
 from .filters import is_tf_webhook
-from .helm import ReleaseDecodeError, decode_release, latest_record
 from .kube import CallFailed, Kube
 
 RELEASE_NAME = "meta.helm.sh/release-name"
@@ -205,12 +205,8 @@ def _helm_clue(kube: Kube, namespace: str) -> Clue | None:
             name = (_meta(record).get("labels") or {}).get("name", "")
             by_release.setdefault(name, []).append(record)
         for name, records in sorted(by_release.items()):
-            record = latest_record(records)
-            payload = ((record or {}).get("data") or {}).get("release")
-            if not payload:
-                continue
             try:
-                release = decode_release(payload, from_secret=from_secret)
+                release = decode_record(latest_record(records) or {}, from_secret=from_secret)
             except ReleaseDecodeError:
                 continue
             chart = ((release.get("chart") or {}).get("metadata") or {}).get("name")

@@ -129,9 +129,6 @@ class Targets:
     init_stuck: dict[PodRef, tuple[str, ...]]  # pod -> init containers to read logs of
     workload_namespaces: tuple[str, ...]  # namespaces holding TF workloads
 
-    def describe(self, pod: PodRef) -> bool:
-        return pod in set(self.unhealthy)
-
 
 def find_targets(
     pods: Iterable[dict[str, Any]], tf_namespace: str, extra: Iterable[PodRef] = ()

@@ -1,15 +1,38 @@
 """An in-memory picture of a cluster: what the emulator serves.
 
-Both a scenario source (readable YAML written by hand) and a collected bundle become a
-`ClusterData`, so the emulator, `tf-analyze --serve` and the tests share one server.
+Both a collected bundle (`tf-analyze --serve`) and a scenario source (readable YAML written by
+hand, loaded by the tests) become a `ClusterData`, so they share one server.
 """
 
 from __future__ import annotations
 
+import hashlib
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from k8s.types import BUILTIN_TYPES, ResourceType
+
+
+def version_info(git_version: str) -> dict[str, str]:
+    """The /version answer of a server whose gitVersion is like "v1.30.4" or
+    "v1.29.8-eks-a737599" (a vendor's build: its minor version ends in "+")."""
+    m = re.match(r"^v(\d+)\.(\d+)\.(\d+)(.*)$", git_version)
+    if m is None:
+        raise ValueError(f"serverVersion {git_version!r} is not like v1.30.4")
+    major, minor, _, suffix = m.groups()
+    return {
+        "major": major,
+        "minor": minor + ("+" if suffix else ""),
+        "gitVersion": git_version,
+        # A made-up build, stable for each version.
+        "gitCommit": hashlib.sha1(git_version.encode()).hexdigest(),
+        "gitTreeState": "clean",
+        "buildDate": "2024-08-14T00:00:00Z",
+        "goVersion": "go1.22.5",
+        "compiler": "gc",
+        "platform": "linux/amd64",
+    }
 
 
 @dataclass(frozen=True)
@@ -49,9 +72,7 @@ class ClusterData:
     # (group, resource) -> full objects, each with apiVersion and kind set.
     objects: dict[tuple[str, str], list[dict[str, Any]]] = field(default_factory=dict)
     logs: dict[LogKey, str] = field(default_factory=dict)
-    server_version: dict[str, str] = field(
-        default_factory=lambda: {"major": "1", "minor": "30", "gitVersion": "v1.30.4"}
-    )
+    server_version: dict[str, str] = field(default_factory=lambda: version_info("v1.30.4"))
     # Replies to `kubectl exec`; a command with no reply answers like a missing binary.
     execs: dict[ExecKey, ExecReply] = field(default_factory=dict)
     # Bumped by add_type/add_object, so readers may cache views of `objects` (the emulator's

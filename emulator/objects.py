@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from k8s.events import core_to_events_v1, events_v1_to_core
+from k8s.helm_record import RELEASE_SECRET_TYPE
 from k8s.selectors import (
     SelectorError,
     parse_field_selector,
@@ -22,7 +23,6 @@ from k8s.tables import build_table, partial_metadata
 from k8s.types import CRD_KEY, SECRET_KEY, ResourceType
 
 from .cluster import ClusterData
-from .scenario import HELM_SECRET_TYPE
 from .status import ApiError, bad_request, not_found, status_object
 from .transport import JSON, Request, Response, media_ranges
 
@@ -135,7 +135,7 @@ def _build_view(
     items = list(own)
     if rtype.key == SECRET_KEY:
         # Only Helm's release records (a scenario's helm/ files), whatever the data holds.
-        items = [o for o in items if o.get("type") == HELM_SECRET_TYPE]
+        items = [o for o in items if o.get("type") == RELEASE_SECRET_TYPE]
     if theirs:
         # One event store, two API views: each group also serves the other's events.
         convert = core_to_events_v1 if rtype.group else events_v1_to_core

@@ -12,17 +12,12 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from emulator.collect import collect
-from emulator.scenario import collect_args, collect_exit, load_scenario, scenario_names
-from emulator.server import Emulator
+# The scenario loader and the tf-collect runner are the tests' (tests/scenario*.py).
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from scenariokit import SAMPLE_ENV, SAMPLES, collect
+from scenarioloader import collect_args, collect_exit, load_scenario, scenario_names
 
-SAMPLES = Path(__file__).resolve().parents[1] / "sample_bundles"
-# A fixed creation time and a fixed redaction key keep regenerated bundles comparable, and
-# let the tests map a scenario's real names to the pseudonyms in its bundle. Never use a
-# fixed key for a real bundle: whoever knows it can reverse the address pseudonyms.
-EPOCH = "1796033400"  # 2026-11-30T10:10:00Z
-SAMPLE_KEY = "73616d706c652d62756e646c65732d6f6e6c792d6e6f742d7365637265742121"
-SAMPLE_ENV = {"SOURCE_DATE_EPOCH": EPOCH, "TF_COLLECT_REDACTION_KEY": SAMPLE_KEY}
+from emulator.server import Emulator
 
 
 def make(name: str) -> Path:

@@ -1,34 +1,71 @@
-"""Driving the real CLIs over scenarios: collect one from the emulator, analyze a bundle.
+"""Driving the real CLIs over scenarios: tf-collect run as a user runs it (its own process)
+against an emulated cluster, and tf-analyze on the bundle it wrote.
 
-Shared by the end-to-end tests so that each states only what it asserts.
+How the tests, the sample bundles (scripts/make_samples.py) and the benchmarks make bundles,
+so that each states only what it asserts.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import json
+import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
-from emulator.collect import collect
-from emulator.scenario import collect_args, load_scenario
+from scenarioloader import collect_args, load_scenario
+
 from emulator.server import Emulator
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_bundles"
+# A fixed creation time and a fixed redaction key keep regenerated sample bundles comparable,
+# and let the tests map a scenario's real names to the pseudonyms in its bundle. Never use a
+# fixed key for a real bundle: whoever knows it can reverse the address pseudonyms.
+EPOCH = "1796033400"  # 2026-11-30T10:10:00Z
+SAMPLE_KEY = "73616d706c652d62756e646c65732d6f6e6c792d6e6f742d7365637265742121"
+SAMPLE_ENV = {"SOURCE_DATE_EPOCH": EPOCH, "TF_COLLECT_REDACTION_KEY": SAMPLE_KEY}
 
 
-def _load_make_samples():
-    path = SAMPLES.parent / "scripts" / "make_samples.py"
-    spec = importlib.util.spec_from_file_location("make_samples", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def command(*args: str) -> list[str]:
+    """The argv of tf-collect with these arguments (for a caller that needs the process)."""
+    return [sys.executable, "-m", "collector", *args]
 
 
-# The samples' fixed redaction key and clock: fresh bundles name things like committed ones.
-SAMPLE_ENV: dict[str, str] = _load_make_samples().SAMPLE_ENV
+def tf_collect(
+    *args: str, env: dict[str, str] | None = None, timeout: float = 300, **run: Any
+) -> subprocess.CompletedProcess[str]:
+    """Run tf-collect to its end; `env` is added to this process's environment."""
+    return subprocess.run(
+        command(*args),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, **(env or {})},
+        **run,
+    )
+
+
+def collect(
+    emulator: Emulator,
+    out: Path,
+    *args: str,
+    context: str = "tf-emulated",
+    env: dict[str, str] | None = None,
+    timeout: float = 300,
+    analyze: bool = False,
+) -> subprocess.CompletedProcess[str]:
+    """Collect what `emulator` serves into the bundle `out`, through a kubeconfig for it
+    (context `context`) that lasts as long as the run. The analysis tf-collect shows at its
+    end is left out unless `analyze`: the callers analyze the bundle themselves."""
+    shown = () if analyze else ("--no-analyze",)
+    with tempfile.TemporaryDirectory() as tmp:
+        kubeconfig = emulator.write_kubeconfig(Path(tmp) / "kubeconfig", context=context)
+        return tf_collect(
+            "--kubeconfig", str(kubeconfig), "-o", str(out), *shown, *args, env=env,
+            timeout=timeout,
+        )  # fmt: skip
 
 
 def collect_scenario(

@@ -13,11 +13,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from scenariokit import SAMPLES
+from scenariokit import SAMPLES, tf_collect
+from scenarioloader import load_scenario
 
 import outputs
-from emulator.collect import tf_collect
-from emulator.scenario import load_scenario
 from emulator.server import Emulator
 
 SAMPLE = SAMPLES / "healthy.tar.zst"

@@ -15,7 +15,7 @@ from tf_support_schemas.manual import load_manual
 
 from .. import __version__
 from ..bundle import Bundle
-from ..i18n import describe
+from ..i18n import missing_text
 from ..results import OUTCOMES, SEVERITIES, Analysis, Finding
 from ..verdict import opt_in, unsure, verdict
 from .comparison import compare
@@ -60,7 +60,7 @@ def build_report(
             "unsure_rules": [r.rule_id for r in analysis.results if unsure(r)],
             "missing": sorted(
                 {
-                    describe(m, lang)
+                    missing_text(m, lang)
                     for r in analysis.results
                     if unsure(r)
                     for m, _ in r.gaps

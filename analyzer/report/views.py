@@ -26,7 +26,7 @@ from k8s.times import parse_time
 from k8s.types import BUILTIN_TYPES, InvalidCRD, ResourceType, crd_type
 
 from ..bundle import Bundle, Coverage, ref
-from ..i18n import describe
+from ..i18n import missing_text
 
 TF_GET = ("tensorfusionclusters", "gpupools", "gpunodes", "gpus")
 GPU_COLUMNS = (
@@ -211,7 +211,7 @@ def _unknown(
 def _facts(cov: Coverage) -> str:
     # Facts in kubectl's and the API's words, in English like the rest of the views' data.
     assert cov.missing is not None
-    return describe(cov.missing, "en")
+    return missing_text(cov.missing, "en")
 
 
 def discovery(bundle: Bundle, now: datetime) -> list[dict[str, Any]]:

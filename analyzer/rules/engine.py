@@ -15,7 +15,7 @@ import jinja2
 from k8s.times import parse_time
 
 from ..bundle import Bundle, ref
-from ..i18n import describe
+from ..i18n import missing_text
 from ..results import Analysis, Finding, RuleResult
 from ..verdict import recollect_command
 from .bindings import (
@@ -177,7 +177,7 @@ def _run_or_missing(
     except Unavailable as exc:
         _unlink(exc)
         where = exc.where_for(variables.subject)
-        text = describe(exc.missing)
+        text = missing_text(exc.missing)
         missing.append(f"(not collected: {text}{': ' + where if where else ''})")
         return default
     except RuleEvalError as exc:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ConfigError
-from . import commands, manifests, pairs, patterns, prose
+from . import commands, pairs, patterns, prose, secret_yaml
 from .addresses import AddressPass
 from .pseudonyms import Pseudonyms
 from .scan import Finder, Scan
@@ -68,7 +68,7 @@ class Redactor:
             *pairs.FINDERS,
             *commands.FINDERS,
             *prose.FINDERS,
-            *manifests.FINDERS,
+            *secret_yaml.FINDERS,
         )
         self._addresses = AddressPass(self.pseudonyms, public_ips=public_ips)
         self._lock = threading.Lock()

@@ -25,20 +25,14 @@ import threading
 PLACEHOLDER_PREFIX = "<redacted:"
 TAG_LENGTH = 6
 
-# (network, number of leading bits kept) for the internal ranges redacted by default.
-PRIVATE_V4 = (
-    (ipaddress.IPv4Network("10.0.0.0/8"), 8),
-    (ipaddress.IPv4Network("172.16.0.0/12"), 12),
-    (ipaddress.IPv4Network("192.168.0.0/16"), 16),
-    (ipaddress.IPv4Network("100.64.0.0/10"), 10),
-)
 _ULA = ipaddress.IPv6Network("fc00::/7")
 _LINK_LOCAL = ipaddress.IPv6Network("fe80::/10")
 _LINK_LOCAL_64 = ipaddress.IPv6Network("fe80::/64")
 
 
 def private_v4_prefix(value: int) -> int | None:
-    """How many leading bits of an internal IPv4 address to keep; None if not internal."""
+    """How many leading bits of an internal IPv4 address (10/8, 172.16/12, 192.168/16, CGNAT
+    100.64/10) to keep; None if not internal."""
     first = value >> 24
     if first == 10:
         return 8

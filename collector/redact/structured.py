@@ -29,7 +29,6 @@ try:
 except AttributeError:  # pragma: no cover - PyYAML without libyaml
     _YamlLoader = yaml.SafeLoader
 
-LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 # Containers whose every scalar is a credential, whatever the scalar's own name.
 _CREDENTIAL_CONTAINERS = frozenset(
     {"auths", "credentials", "cloudvendorcredentials", "cloud-vendor-credentials", "creds"}

@@ -22,6 +22,7 @@ import pytest
 import yaml
 from bundlekit import read_members
 from scenariokit import SAMPLES
+from scenarioloader import scenario_names
 from variantkit import (
     FIXED_NAMES,
     Members,
@@ -43,7 +44,6 @@ from analyzer.rules.engine import analyze
 from analyzer.rules.functions import event_count, event_time
 from analyzer.rules.loading import Rule, load_rules
 from analyzer.verdict import verdict
-from emulator.scenario import scenario_names
 
 SCENARIOS = scenario_names(SAMPLES)
 

@@ -30,11 +30,11 @@ from pathlib import Path
 
 import pytest
 import yaml
+from scenarioloader import scenario_names
 
 from analyzer.bundle import Bundle
 from analyzer.rules.engine import analyze
 from analyzer.rules.loading import load_rules
-from emulator.scenario import scenario_names
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_bundles"
 HELM_FLAGS = yaml.safe_load((Path(__file__).with_name("helm_flags.yaml")).read_text("utf-8"))

@@ -10,11 +10,11 @@ from functools import cache
 from pathlib import Path
 
 import pytest
+from scenarioloader import scenario_names
 
 from analyzer.bundle import Bundle
 from analyzer.rules.engine import analyze
 from analyzer.rules.loading import load_rules
-from emulator.scenario import scenario_names
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_bundles"
 

@@ -18,11 +18,11 @@ from pathlib import Path
 import pytest
 import yaml
 from bundlekit import read_members
+from scenarioloader import scenario_names
 
 from analyzer.bundle import Bundle
 from analyzer.rules.engine import analyze
 from analyzer.rules.loading import load_rules
-from emulator.scenario import scenario_names
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_bundles"
 # The two healthy bases (EKS; GKE with another chart version and events.k8s.io events) and

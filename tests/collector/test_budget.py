@@ -6,13 +6,13 @@ import random
 from pathlib import Path
 
 import pytest
+from scenariokit import tf_collect
+from scenarioloader import load_scenario
 
 from analyzer.bundle import Bundle
 from collector.budget import LogSize, newest_lines, parse_size, plan_trim
 from collector.errors import ConfigError
 from collector.redact import KEY_ENV
-from emulator.collect import tf_collect
-from emulator.scenario import load_scenario
 from emulator.server import Emulator
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_bundles"

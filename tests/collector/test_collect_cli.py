@@ -13,11 +13,10 @@ from pathlib import Path
 
 import pytest
 from faultkit import FaultyEmulator
-from scenariokit import SAMPLES, collect_scenario
+from scenariokit import SAMPLES, collect_scenario, tf_collect
+from scenarioloader import load_scenario
 
 from analyzer.bundle import Bundle
-from emulator.collect import tf_collect
-from emulator.scenario import load_scenario
 from emulator.server import Emulator
 
 NS = "tensor-fusion-sys"

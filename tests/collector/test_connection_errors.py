@@ -29,11 +29,10 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 from faultkit import FaultyEmulator
-from scenariokit import SAMPLES
+from scenariokit import SAMPLES, command
+from scenarioloader import load_scenario
 
 from analyzer.bundle import Bundle
-from emulator.collect import command
-from emulator.scenario import load_scenario
 
 EXPIRED_ON = dt.datetime(2024, 3, 1, 12, 0, tzinfo=dt.timezone.utc)
 

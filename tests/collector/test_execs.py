@@ -16,10 +16,10 @@ import pytest
 from emulatorkit import TF_EXEC
 from faultkit import FaultyEmulator
 from kubernetes import client, config
+from scenarioloader import load_scenario
 
 from collector.execs import CONTAINER_CHECKS, NODE_CHECKS, ExecCheck, ExecResult, run_exec
 from emulator.cluster import ExecKey, ExecReply
-from emulator.scenario import load_scenario
 from emulator.server import Emulator
 from tf_support_schemas.manual import load_manual
 

@@ -18,11 +18,10 @@ from typing import Any
 import pytest
 from bundlekit import pseudonymise
 from faultkit import FaultyEmulator
-from scenariokit import SAMPLE_ENV, SAMPLES
+from scenariokit import SAMPLE_ENV, SAMPLES, command, tf_collect
+from scenarioloader import load_scenario
 
 from analyzer.bundle import Bundle
-from emulator.collect import command, tf_collect
-from emulator.scenario import load_scenario
 from emulator.server import Emulator
 
 NS = "tensor-fusion-sys"

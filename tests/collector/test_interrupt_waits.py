@@ -11,11 +11,10 @@ from pathlib import Path
 
 import pytest
 from faultkit import FaultyEmulator
-from scenariokit import SAMPLES
+from scenariokit import SAMPLES, command
+from scenarioloader import load_scenario
 
 from collector.kube import RateLimiter, Stopped
-from emulator.collect import command
-from emulator.scenario import load_scenario
 
 # Without the stop reaching them, these waits hold the run for 3 x 10 s (Retry-After) or
 # 20 s (the request timeout); a loaded two-core machine still stops well within this.

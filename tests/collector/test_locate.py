@@ -4,20 +4,18 @@ reported and replaced."""
 
 from __future__ import annotations
 
-import base64
-import gzip
 import json
 from pathlib import Path
 from typing import Any
 
 from bundlekit import read_members
-from scenariokit import SAMPLES
+from scenariokit import SAMPLES, collect
+from scenarioloader import load_scenario
 
 from collector.kube import CallFailed
 from collector.locate import locate
-from emulator.collect import collect
-from emulator.scenario import load_scenario
 from emulator.server import Emulator
+from k8s.helm_record import encode_record
 
 GKE = "healthy-gke"  # TensorFusion in tf-system, Helm release tensor-fusion
 
@@ -114,12 +112,10 @@ def _pod(ns: str, name: str, component: str, **labels: str) -> dict[str, Any]:
 
 
 def _helm_secret(release: str, chart: str) -> dict[str, Any]:
-    body = {"name": release, "chart": {"metadata": {"name": chart, "version": "1.0.0"}}}
-    inner = base64.b64encode(gzip.compress(json.dumps(body).encode())).decode()
-    return {
-        "metadata": {"name": f"sh.helm.release.v1.{release}.v3", "labels": {"name": release, "owner": "helm", "version": "3"}},
-        "data": {"release": base64.b64encode(inner.encode()).decode()},
-    }  # fmt: skip
+    return encode_record(
+        {"name": release, "namespace": "gpu", "version": 3, "info": {"status": "deployed"},
+         "chart": {"metadata": {"name": chart, "version": "1.0.0"}}}
+    )  # fmt: skip
 
 
 def test_the_release_comes_from_the_helm_record_when_nothing_names_it() -> None:

@@ -14,10 +14,9 @@ from pathlib import Path
 
 import pytest
 from faultkit import FaultyEmulator
-from scenariokit import SAMPLES
+from scenariokit import SAMPLES, command, tf_collect
+from scenarioloader import load_scenario
 
-from emulator.collect import command, tf_collect
-from emulator.scenario import load_scenario
 from emulator.server import Emulator
 
 

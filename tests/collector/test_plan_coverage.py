@@ -7,8 +7,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+from scenariokit import tf_collect
+
 from collector.plan import PLAN, coverage, default_plan
-from emulator.collect import tf_collect
 from tf_support_schemas.manual import load_manual
 
 MANUAL = Path(__file__).resolve().parents[2] / "docs" / "manual"

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 import yaml
 from scenariokit import SAMPLES
+from scenarioloader import collect_args
 
 from analyzer.bundle import Bundle
 from collector.execs import CONTAINER_CHECKS, NODE_CHECKS
@@ -30,7 +31,6 @@ from collector.plan import (
     Step,
     default_plan,
 )
-from emulator.scenario import collect_args
 from k8s.tensorfusion import COMPONENT
 from tf_support_schemas import load as load_schema
 from tf_support_schemas.sources import SOURCES, source_of

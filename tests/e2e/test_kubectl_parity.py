@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 from bundlekit import original_of, pseudonymise
+from scenarioloader import load_scenario
 
 from analyzer.bundle import Bundle
-from emulator.scenario import load_scenario
 from emulator.server import Emulator
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_bundles"

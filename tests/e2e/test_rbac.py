@@ -10,9 +10,9 @@ from pathlib import Path
 
 from faultkit import FaultyEmulator
 from scenariokit import SAMPLES, analyze_json, collect_scenario, first_root
+from scenarioloader import load_scenario
 
 from analyzer.bundle import Bundle
-from emulator.scenario import load_scenario
 
 NS = "tensor-fusion-sys"
 SCENARIO = "controller-bad-config"

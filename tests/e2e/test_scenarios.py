@@ -14,8 +14,7 @@ import pytest
 import yaml
 from bundlekit import pseudonymise
 from scenariokit import SAMPLES, analyze_json, collect_scenario, first_root, observed
-
-from emulator.scenario import collect_exit, scenario_names
+from scenarioloader import collect_exit, scenario_names
 
 try:
     from compression import zstd  # type: ignore[import-not-found]

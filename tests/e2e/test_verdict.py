@@ -19,8 +19,7 @@ from pathlib import Path
 import pytest
 from faultkit import FaultyEmulator
 from scenariokit import SAMPLES, collect_scenario
-
-from emulator.scenario import load_scenario
+from scenarioloader import load_scenario
 
 RECOLLECT = "tf-collect --context sample-healthy -n tensor-fusion-sys --release tensor-fusion-sys"
 

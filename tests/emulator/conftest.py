@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from emulatorkit import TF_BASIC, Kubectl, make_kubectl
 from faultkit import FaultyEmulator
+from scenarioloader import load_scenario
 
 from emulator.cluster import ClusterData
-from emulator.scenario import load_scenario
 from emulator.server import Emulator
 
 

@@ -17,10 +17,10 @@ from emulatorkit import TF_BASIC, TF_EXEC, Kubectl
 from faultkit import FaultyEmulator
 from kubernetes import client, config
 from kubernetes.stream import stream
+from scenarioloader import ScenarioError, load_scenario
 
 from emulator.cluster import ExecKey, ExecReply
 from emulator.execs import websocket_accept
-from emulator.scenario import ScenarioError, load_scenario
 from emulator.server import Emulator
 
 POD = "chat-7c9d8f6b5-q2w4e"

@@ -12,8 +12,7 @@ import pytest
 from emulatorkit import Kubectl, make_kubectl
 from faultkit import FaultyEmulator
 
-from emulator.cluster import ClusterData
-from emulator.scenario import version_info
+from emulator.cluster import ClusterData, version_info
 from emulator.server import Emulator
 
 CONTROLLER_POD = "tensor-fusion-sys-controller-6d8f9c7b5d-x7k2p"

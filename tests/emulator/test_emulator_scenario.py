@@ -8,15 +8,15 @@ from pathlib import Path
 import pytest
 from emulatorkit import TF_BASIC
 from kubernetes.client import models
-
-from emulator.cluster import ClusterData, LogKey
-from emulator.scenario import (
+from scenarioloader import (
     DEFAULT_CREATION_TIMESTAMP,
     ScenarioError,
     load_scenario,
     scenario_names,
-    version_info,
 )
+
+from emulator.cluster import ClusterData, LogKey, version_info
+from k8s.helm_record import decode_record
 
 SAMPLE_BUNDLES = Path(__file__).parents[2] / "sample_bundles"
 
@@ -277,8 +277,6 @@ def test_version_info() -> None:
 
 @pytest.mark.parametrize("driver", ["secret", "configmap"])
 def test_helm_release_is_stored_as_helm_stores_it(tmp_path: Path, driver: str) -> None:
-    from collector.helm import latest_record, project_record
-
     _write(
         tmp_path,
         {
@@ -305,12 +303,13 @@ def test_helm_release_is_stored_as_helm_stores_it(tmp_path: Path, driver: str) -
     }
     if driver == "secret":
         assert record["type"] == "helm.sh/release.v1"
-    # The collector's own decoder reads it back: gzip + base64 (+ base64 for a Secret).
-    projected = project_record(latest_record([record]), from_secret=driver == "secret")
-    assert projected["chart"] == {
+    # What the collector decodes: gzip + base64 (+ base64 for a Secret).
+    release = decode_record(record, from_secret=driver == "secret")
+    assert release["chart"]["metadata"] == {
+        "apiVersion": "v2",
         "name": "tensor-fusion",
         "version": "1.8.7",
         "appVersion": "2.17.0",
     }
-    assert projected["revision"] == 3
-    assert projected["values"] == {"greptime": {"password": "hunter2"}}
+    assert release["version"] == 3
+    assert release["config"] == {"greptime": {"password": "hunter2"}}

@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 from bundlekit import scan
+from scenarioloader import load_scenario
 
 from analyzer.bundle import Bundle
-from emulator.scenario import load_scenario
 from emulator.server import Emulator
 
 try:

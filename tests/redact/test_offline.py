@@ -11,12 +11,12 @@ import tarfile
 from pathlib import Path
 
 import pytest
+from scenariokit import tf_collect
 
 from collector.bundle import BundleWriter, dump_json
 from collector.errors import OutputError
 from collector.redact import Redactor
 from collector.redact.offline import InputError, redact_path
-from emulator.collect import tf_collect
 
 try:
     from compression import zstd  # type: ignore[import-not-found]

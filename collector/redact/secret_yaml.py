@@ -1,4 +1,4 @@
-"""Kubernetes Secret manifests written out as YAML inside any text (`kubectl get secret -o
+"""Kubernetes Secrets written out as YAML inside any text (`kubectl get secret -o
 yaml` pasted into a log, a Helm manifest kept in a ConfigMap, a file redacted offline): every
 value under `data:` and `stringData:` of a document of `kind: Secret` is a secret, whatever
 its key is called. JSON Secrets are judged by structure (structured.py).
@@ -28,7 +28,7 @@ _KEY_BEFORE = re.compile(r"([A-Za-z0-9_.-]+)[\"']?[ \t]*[:=][ \t]*[\"']?$")
 _AUTHORITY = re.compile(r"(?i)(?:^|[._-])ca(?:$|[._-])|^ca[A-Z_]|cabundle|authority|trust|root")
 
 
-def _secret_manifests(scan: Scan) -> list[Hit]:
+def _secret_documents(scan: Scan) -> list[Hit]:
     text = scan.text
     hits: list[Hit] = []
     for kind in _KIND_SECRET.finditer(text):
@@ -104,6 +104,6 @@ def _certificates(scan: Scan) -> list[Hit]:
 
 
 FINDERS: tuple[Finder, ...] = (
-    Finder("secret-manifests", _secret_manifests, hints=("Secret",)),
+    Finder("secret-yaml", _secret_documents, hints=("Secret",)),
     Finder("base64-certificates", _certificates, hints=("LS0tLS1CRUdJTiBDRVJU",)),
 )

@@ -1,4 +1,5 @@
-"""Load a hand-written scenario source directory into a `ClusterData`.
+"""Load a hand-written scenario source directory into the emulator's `ClusterData`: how the
+tests, scripts/make_samples.py and bench/ give the emulator a cluster to serve.
 
     sample_bundles/<name>/
       scenario.yaml   description, base, serverVersion, include, delete
@@ -46,11 +47,7 @@ served data is realistic and stable from run to run.
 
 from __future__ import annotations
 
-import base64
 import copy
-import gzip
-import json
-import re
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -58,9 +55,9 @@ from typing import Any
 
 import yaml
 
+from emulator.cluster import ClusterData, ExecKey, ExecReply, LogKey, version_info
+from k8s.helm_record import encode_record
 from k8s.types import SECRET_KEY, InvalidCRD, crd_type, served_versions
-
-from .cluster import ClusterData, ExecKey, ExecReply, LogKey
 
 SCENARIO_FILE = "scenario.yaml"
 HELM_KEYS = {
@@ -73,13 +70,11 @@ HELM_KEYS = {
     "values",
     "manifest",
 }
-HELM_SECRET_TYPE = "helm.sh/release.v1"
 # `collect`: extra tf-collect arguments the round-trip tests use for this scenario
 # (e.g. ["--exec"]); the loader only checks that it is a list of strings.
 SCENARIO_KEYS = {
     "description", "base", "serverVersion", "include", "delete", "collect", "collect_exit"
 }  # fmt: skip
-DEFAULT_SERVER_VERSION = "v1.30.4"
 # A fixed time for objects that do not say when they were created: stable, obviously synthetic.
 DEFAULT_CREATION_TIMESTAMP = "2025-01-01T00:00:00Z"
 _UID_NAMESPACE = uuid.UUID("6f1c2b9e-7a43-4c1e-9a57-0d3f1e6b2a10")
@@ -102,7 +97,9 @@ class _Doc:
         group = str(self.obj.get("apiVersion", "")).rpartition("/")[0]
         return (group, str(self.obj.get("kind", "")), meta.get("namespace") or "", meta.get("name"))
 
-    def describe(self) -> str:
+    @property
+    def ref(self) -> str:
+        """Kind/namespace/name, as the loader's errors name an object."""
         _group, kind, ns, name = self.identity
         return f"{kind}/{ns}/{name}" if ns else f"{kind}/{name}"
 
@@ -150,23 +147,29 @@ def _read_meta(path: Path) -> dict[str, Any]:
     meta_file = path / SCENARIO_FILE
     if not meta_file.is_file():
         raise ScenarioError(f"{meta_file}: not found (a scenario directory needs {SCENARIO_FILE})")
-    try:
-        meta = yaml.safe_load(meta_file.read_text(encoding="utf-8")) or {}
-    except yaml.YAMLError as exc:
-        raise ScenarioError(f"{meta_file}: invalid YAML: {exc}") from exc
-    if not isinstance(meta, dict):
-        raise ScenarioError(f"{meta_file}: must be a mapping")
-    unknown = sorted(set(meta) - SCENARIO_KEYS)
-    if unknown:
-        raise ScenarioError(
-            f"{meta_file}: unknown key(s) {', '.join(unknown)}; allowed: {', '.join(sorted(SCENARIO_KEYS))}"
-        )
+    meta = _read_mapping(meta_file, SCENARIO_KEYS)
     for key in ("include", "delete", "collect"):
         if not isinstance(meta.get(key, []), list):
             raise ScenarioError(f"{meta_file}: {key} must be a list")
     if not all(isinstance(a, str) for a in meta.get("collect", [])):
         raise ScenarioError(f"{meta_file}: collect must be a list of strings")
     return meta
+
+
+def _read_mapping(file: Path, allowed: set[str]) -> dict[str, Any]:
+    """A YAML mapping of `allowed` keys only: a misspelt key would otherwise be ignored."""
+    try:
+        data = yaml.safe_load(file.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as exc:
+        raise ScenarioError(f"{file}: invalid YAML: {exc}") from exc
+    if not isinstance(data, dict):
+        raise ScenarioError(f"{file}: must be a mapping")
+    unknown = sorted(map(str, set(data) - allowed))
+    if unknown:
+        raise ScenarioError(
+            f"{file}: unknown key(s) {', '.join(unknown)}; allowed: {', '.join(sorted(allowed))}"
+        )
+    return data
 
 
 def collect_args(path: Path) -> list[str]:
@@ -304,7 +307,12 @@ def _delete(layer: _Layer, entry: str, meta_file: Path) -> None:
 
 
 def _build(layer: _Layer) -> ClusterData:
-    data = ClusterData(server_version=version_info(layer.server_version or DEFAULT_SERVER_VERSION))
+    data = ClusterData()
+    if layer.server_version:
+        try:
+            data.server_version = version_info(layer.server_version)
+        except ValueError as exc:
+            raise ScenarioError(str(exc)) from None
     data.add_builtin_types()
     served: dict[tuple[str, str], set[str]] = {}  # (group, kind) -> every served version
     for doc in layer.docs:
@@ -327,25 +335,6 @@ def _build(layer: _Layer) -> ClusterData:
     return data
 
 
-def version_info(git_version: str) -> dict[str, str]:
-    """A /version answer for a gitVersion like "v1.30.4" or "v1.29.8-eks-a737599"."""
-    m = re.match(r"^v(\d+)\.(\d+)\.(\d+)(.*)$", git_version)
-    if m is None:
-        raise ScenarioError(f"serverVersion {git_version!r} is not like v1.30.4")
-    major, minor, _, suffix = m.groups()
-    return {
-        "major": major,
-        "minor": minor + ("+" if suffix else ""),
-        "gitVersion": git_version,
-        "gitCommit": uuid.uuid5(_UID_NAMESPACE, git_version).hex + "00000000",
-        "gitTreeState": "clean",
-        "buildDate": "2024-08-14T00:00:00Z",
-        "goVersion": "go1.22.5",
-        "compiler": "gc",
-        "platform": "linux/amd64",
-    }
-
-
 def _prepare(doc: _Doc, data: ClusterData, served: dict[tuple[str, str], set[str]]) -> _Doc:
     obj = copy.deepcopy(doc.obj)
     group, kind, ns, name = doc.identity
@@ -357,13 +346,13 @@ def _prepare(doc: _Doc, data: ClusterData, served: dict[tuple[str, str], set[str
         obj["apiVersion"] = rtype.api_version
     if rtype is None:
         raise ScenarioError(
-            f"{doc.source}: {doc.describe()}: no resource type for apiVersion "
+            f"{doc.source}: {doc.ref}: no resource type for apiVersion "
             f"{obj['apiVersion']!r} kind {kind!r} (not built in, and no "
             "CustomResourceDefinition in the scenario serves it)"
         )
     if rtype.key == SECRET_KEY and not _is_helm_file(doc.source):
         raise ScenarioError(
-            f"{doc.source}: {doc.describe()}: Secrets are never served (the collector never "
+            f"{doc.source}: {doc.ref}: Secrets are never served (the collector never "
             "reads them); describe the Secret's effect instead (a Helm release goes in "
             "helm/<release>.yaml)"
         )
@@ -372,7 +361,7 @@ def _prepare(doc: _Doc, data: ClusterData, served: dict[tuple[str, str], set[str
         meta["namespace"] = ns = "default"
     if not rtype.namespaced and ns:
         raise ScenarioError(
-            f"{doc.source}: {doc.describe()}: {rtype.kind} is cluster-scoped; remove metadata.namespace"
+            f"{doc.source}: {doc.ref}: {rtype.kind} is cluster-scoped; remove metadata.namespace"
         )
     meta.setdefault("uid", object_uid(rtype.group, kind, ns, name))
     meta.setdefault("creationTimestamp", DEFAULT_CREATION_TIMESTAMP)
@@ -390,15 +379,7 @@ def _is_helm_file(source: Path) -> bool:
 
 
 def _read_helm(file: Path) -> dict[str, Any]:
-    try:
-        spec = yaml.safe_load(file.read_text(encoding="utf-8")) or {}
-    except yaml.YAMLError as exc:
-        raise ScenarioError(f"{file}: invalid YAML: {exc}") from exc
-    if not isinstance(spec, dict):
-        raise ScenarioError(f"{file}: must be a mapping")
-    unknown = sorted(set(spec) - HELM_KEYS)
-    if unknown:
-        raise ScenarioError(f"{file}: unknown key(s) {', '.join(unknown)}")
+    spec = _read_mapping(file, HELM_KEYS)
     chart = spec.get("chart")
     if not spec.get("namespace") or not isinstance(chart, dict) or not chart.get("version"):
         raise ScenarioError(f"{file}: namespace and chart.name/version are required")
@@ -412,7 +393,6 @@ def _read_helm(file: Path) -> dict[str, Any]:
 def helm_record(release: str, spec: dict[str, Any]) -> dict[str, Any]:
     """The storage record Helm 3 writes for one release revision."""
     revision = int(spec.get("revision", 1))
-    status = str(spec.get("status", "deployed"))
     deployed = str(spec.get("lastDeployed", DEFAULT_CREATION_TIMESTAMP))
     chart = spec["chart"]
     body = {
@@ -424,7 +404,7 @@ def helm_record(release: str, spec: dict[str, Any]) -> dict[str, Any]:
             "last_deployed": deployed,
             "deleted": "",
             "description": "Install complete" if revision == 1 else "Upgrade complete",
-            "status": status,
+            "status": str(spec.get("status", "deployed")),
         },
         "chart": {
             "metadata": {
@@ -439,28 +419,9 @@ def helm_record(release: str, spec: dict[str, Any]) -> dict[str, Any]:
         "config": spec.get("values") or {},
         "manifest": spec.get("manifest", ""),
     }
-    # Helm: JSON, gzipped, base64; a Secret's data is base64 of that once more.
-    encoded = base64.b64encode(gzip.compress(json.dumps(body).encode(), mtime=0)).decode()
-    meta = {
-        "name": f"sh.helm.release.v1.{release}.v{revision}",
-        "namespace": spec["namespace"],
-        "labels": {"name": release, "owner": "helm", "status": status, "version": str(revision)},
-        "creationTimestamp": deployed,
-    }
-    if spec.get("driver", "secret") == "configmap":
-        return {
-            "apiVersion": "v1",
-            "kind": "ConfigMap",
-            "metadata": meta,
-            "data": {"release": encoded},
-        }
-    return {
-        "apiVersion": "v1",
-        "kind": "Secret",
-        "metadata": meta,
-        "type": HELM_SECRET_TYPE,
-        "data": {"release": base64.b64encode(encoded.encode()).decode()},
-    }
+    record = encode_record(body, driver=spec.get("driver", "secret"))
+    record["metadata"]["creationTimestamp"] = deployed
+    return record
 
 
 def object_uid(group: str, kind: str, namespace: str, name: str) -> str:
