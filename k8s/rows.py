@@ -51,7 +51,6 @@ def column_def(
 
 
 NAME = column_def("Name", fmt="name", desc=NAME_DOC)
-AGE = column_def("Age", desc=AGE_DOC)
 
 
 def _containers(template_spec: Any) -> tuple[str, str]:

@@ -106,10 +106,6 @@ class LabelSelector:
         labels = labels or {}
         return all(r.matches(labels) for r in self.requirements)
 
-    @property
-    def empty(self) -> bool:
-        return not self.requirements
-
     def __str__(self) -> str:
         # Like labels.Selector.String(): requirements sorted by key, comma-joined.
         return ",".join(str(r) for r in self.requirements)
@@ -347,10 +343,6 @@ class FieldSelector:
     @property
     def fields(self) -> tuple[str, ...]:
         return tuple(r.field for r in self.requirements)
-
-    @property
-    def empty(self) -> bool:
-        return not self.requirements
 
     def matches(self, obj: Mapping[str, Any], paths: Mapping[str, str] | None = None) -> bool:
         """True if every term holds; `paths` maps selector fields to object paths."""
