@@ -41,7 +41,7 @@ def build_report(
     rules_count = {o: 0 for o in OUTCOMES}
     for r in analysis.results:
         rules_count[r.outcome] += 1
-    views = build_views(bundle) if bundle is not None else None
+    views = build_views(bundle, analysis.findings()) if bundle is not None else None
     report = {
         "report_version": 1,
         "tool": {"name": "tf-analyze", "version": __version__},

@@ -161,9 +161,11 @@ def _discovery(report: dict[str, Any], t: Strings) -> list[str]:
     lines = []
     for chain in broken[:MAX_CHAINS]:
         link = chain["links"][chain["first_broken"]]
+        # A finding may blame a link whose facts look fine: then there is no reason to name.
+        reason = f"{t['reason_' + link['reason']]} " if link["reason"] else ""
         lines.append(
             f"  {t['discovery']}: {chain['node']}: {t['link_' + link['kind']]} "
-            f"{t['reason_' + link['reason']]} ({link['facts']})"
+            f"{reason}({link['facts']})"
         )
     if len(broken) > MAX_CHAINS:
         lines.append(f"  {t['discovery']}: " + t["more_nodes"] % (len(broken) - MAX_CHAINS))
