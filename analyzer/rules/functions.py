@@ -173,9 +173,14 @@ HYPERVISOR_PREFIXES = ("hypervisor-", "tf-hypervisor-")
 def gpu_hints(node: Any) -> bool:
     """Whether a node shows an NVIDIA GPU: the nvidia.com/gpu.present label, nvidia.com/gpu
     capacity or tensor-fusion.ai/index_* allocatable resources."""
-    labels = dig(node, "metadata.labels", {})
-    capacity = dig(node, "status.capacity", {})
-    allocatable = dig(node, "status.allocatable", {})
+    labels, capacity, allocatable = (
+        value if isinstance(value, dict) else {}
+        for value in (
+            dig(node, "metadata.labels"),
+            dig(node, "status.capacity"),
+            dig(node, "status.allocatable"),
+        )
+    )
     return (
         "nvidia.com/gpu.present" in labels
         or "nvidia.com/gpu" in capacity
