@@ -29,7 +29,7 @@ def next_step(report: dict, bundle: Path) -> list[str]:
     """The bundle's path and a ready command that opens a GitHub issue with the Markdown
     report as its body (the bundle is then attached by hand), or the email alternative."""
     t = STRINGS[report["lang"]]
-    roots = [f for f in report["findings"] if f["root_cause"] and f["severity"] != "info"]
+    roots = [f for f in report["findings"] if f["role"] == "root_cause"]
     subject = roots[0]["title"] if roots else t["verdict_" + report["summary"]["verdict"]]
     title = f"{t['issue_title']}: {subject}"
     md = bundle.with_name(bundle.name.removesuffix(".tar.zst") + ".md")

@@ -10,6 +10,9 @@ from .i18n import gaps_text
 
 SEVERITIES = ("critical", "error", "warning", "info")
 OUTCOMES = ("fired", "passed", "skipped", "error")
+# What a finding is in the report: a cause to fix, the consequence of one (nested under it),
+# or a note (an info finding on its own: expected or ignorable behaviour, nothing to fix).
+ROLES = ("root_cause", "consequence", "note")
 
 
 def severity_rank(severity: str) -> int:
@@ -38,6 +41,13 @@ class Finding:
     caused_by: str | None = None  # the id of the root finding this one nests under
     # Rules that could have named this root's cause but ended in error: the ranking is unsure.
     unchecked_causes: list[str] = field(default_factory=list)
+
+    @property
+    def role(self) -> str:
+        """Its role in ROLES, once ranking has nested it (rules/ranking.py sets caused_by)."""
+        if self.caused_by is not None:
+            return "consequence"
+        return "note" if self.severity == "info" else "root_cause"
 
     @property
     def id(self) -> str:

@@ -38,7 +38,7 @@ def unsure(result: RuleResult) -> bool:
 
 
 def verdict(analysis: Analysis) -> str:
-    if any(r.severity != "info" for r in analysis.roots):
+    if any(r.role == "root_cause" for r in analysis.roots):
         return "problems"
     if any(unsure(r) for r in analysis.results):
         return "inconclusive"

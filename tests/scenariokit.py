@@ -108,5 +108,5 @@ def observed(report: dict[str, Any]) -> set[tuple[str, tuple[str, ...]]]:
 
 
 def first_root(report: dict[str, Any]) -> str | None:
-    roots = [f for f in report["findings"] if f["root_cause"]]
+    roots = [f for f in report["findings"] if f["role"] != "consequence"]
     return roots[0]["manual"][0] if roots else None

@@ -16,7 +16,7 @@ from tf_support_schemas.manual import load_manual
 from .. import __version__
 from ..bundle import Bundle
 from ..i18n import missing_text
-from ..results import OUTCOMES, SEVERITIES, Analysis, Finding
+from ..results import OUTCOMES, ROLES, SEVERITIES, Analysis, Finding
 from ..verdict import opt_in, unsure, verdict
 from .comparison import compare
 from .views import build_views
@@ -32,17 +32,16 @@ def build_report(
     """The report of `analysis`; with the `bundle` it was made from, also the cluster views;
     with the analysis of an earlier `baseline` bundle, which findings were fixed, new, remain."""
     manual = load_manual()
-    findings = []
-    for root in analysis.roots:
-        findings.append(_finding(root, lang, manual, root=True))
-        findings.extend(_finding(child, lang, manual, root=False) for child in root.children)
+    findings = [_finding(f, lang, manual) for f in analysis.findings()]
     by_sev = {s: 0 for s in SEVERITIES}
+    by_role = {r: 0 for r in ROLES}
     for f in analysis.findings():
         by_sev[f.severity] += 1
+        by_role[f.role] += 1
     rules_count = {o: 0 for o in OUTCOMES}
     for r in analysis.results:
         rules_count[r.outcome] += 1
-    views = build_views(bundle) if bundle is not None else None
+    views = build_views(bundle, analysis.findings()) if bundle is not None else None
     report = {
         "report_version": 1,
         "tool": {"name": "tf-analyze", "version": __version__},
@@ -68,10 +67,9 @@ def build_report(
                 }
             ),
             "recollect": analysis.recollect,
-            # An info finding (expected or ignorable behaviour) is a note, not a root cause.
-            "root_causes": sum(1 for r in analysis.roots if r.severity != "info"),
-            "notes": sum(1 for r in analysis.roots if r.severity == "info"),
-            "consequences": sum(len(r.children) for r in analysis.roots),
+            "root_causes": by_role["root_cause"],
+            "notes": by_role["note"],
+            "consequences": by_role["consequence"],
             "by_severity": by_sev,
             "rules": rules_count,
             "warning_events": views["warnings"]["total"] if views else 0,
@@ -98,7 +96,7 @@ def build_report(
     return report
 
 
-def _finding(f: Finding, lang: str, manual: Any, *, root: bool) -> dict[str, Any]:
+def _finding(f: Finding, lang: str, manual: Any) -> dict[str, Any]:
     section = manual.sections.get(f.section)
     return {
         "id": f.id,
@@ -114,7 +112,9 @@ def _finding(f: Finding, lang: str, manual: Any, *, root: bool) -> dict[str, Any
         "commands": f.commands,
         "evidence": f.evidence,
         "decisive": f.decisive,
-        "root_cause": root,
+        "role": f.role,
+        # Kept for readers of the JSON: a finding shown on its own, a root cause or a note.
+        "root_cause": f.role != "consequence",
         "caused_by": f.caused_by,
         "unchecked_causes": f.unchecked_causes,
         "consequences": [c.id for c in f.children],

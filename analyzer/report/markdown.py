@@ -143,7 +143,11 @@ def _trim_order(findings: list[dict[str, Any]]) -> list[int]:
     the less severe, then the later in rank order."""
     ranked = sorted(
         range(len(findings)),
-        key=lambda i: (not findings[i]["root_cause"], severity_rank(findings[i]["severity"]), i),
+        key=lambda i: (
+            findings[i]["role"] == "consequence",
+            severity_rank(findings[i]["severity"]),
+            i,
+        ),
     )
     return list(reversed(ranked))
 
@@ -228,7 +232,7 @@ def _drop_views(model: dict[str, Any], trim: dict[str, Any], render: Render) -> 
 
 def _compact(model: dict[str, Any], trim: dict[str, Any], render: Render, roots: bool) -> str:
     for f in model["findings"]:
-        if f["root_cause"] == roots and not f["compact"]:
+        if (f["role"] != "consequence") == roots and not f["compact"]:
             f["compact"] = True
             trim["compact"] += 1
     return render(model, trim)
@@ -255,7 +259,7 @@ def _group_roots(model: dict[str, Any], trim: dict[str, Any], render: Render) ->
     """Root causes of one rule on many objects become one line with the count."""
     groups: dict[str, dict[str, Any]] = {}
     for f in model["findings"]:
-        if not f["root_cause"]:
+        if f["role"] == "consequence":
             continue
         g = groups.get(f["rule_id"])
         if g is None:

@@ -83,7 +83,7 @@ def brief_lines(
     decided each and their fixes."""
     t, paint = Strings(STRINGS[report["lang"]]), Paint(color)
     lines = _secrets(report, t, paint) + verdict_lines(report, paint, warnings=False)
-    shown = [f for f in report["findings"] if f["root_cause"]]
+    shown = [f for f in report["findings"] if f["role"] != "consequence"]
     for f in shown[:roots]:
         lines += _finding(f, t, paint, width)
     if len(shown) > roots:
@@ -127,10 +127,11 @@ def _secrets(report: dict[str, Any], t: Strings, paint: Paint) -> list[str]:
 
 
 def _finding(f: dict[str, Any], t: Strings, paint: Paint, width: int) -> list[str]:
-    indent = "  " if f["root_cause"] else "      -> "
+    alone = f["role"] != "consequence"  # a root cause or a note, with its fix
+    indent = "  " if alone else "      -> "
     mark = paint(_MARK[f["severity"]], f["severity"])
     lines = [f"{indent}{mark} [{f['manual'][0]}] {f['title']}"]
-    if f["root_cause"]:
+    if alone:
         if f["decisive"]:
             lines.append(fit(f"       {t['decided_by']}: {f['decisive']}", width))
         lines.append(f"       {t['fix']}: {f['fix']}")
@@ -160,9 +161,11 @@ def _discovery(report: dict[str, Any], t: Strings) -> list[str]:
     lines = []
     for chain in broken[:MAX_CHAINS]:
         link = chain["links"][chain["first_broken"]]
+        # A finding may blame a link whose facts look fine: then there is no reason to name.
+        reason = f"{t['reason_' + link['reason']]} " if link["reason"] else ""
         lines.append(
             f"  {t['discovery']}: {chain['node']}: {t['link_' + link['kind']]} "
-            f"{t['reason_' + link['reason']]} ({link['facts']})"
+            f"{reason}({link['facts']})"
         )
     if len(broken) > MAX_CHAINS:
         lines.append(f"  {t['discovery']}: " + t["more_nodes"] % (len(broken) - MAX_CHAINS))

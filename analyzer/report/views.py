@@ -2,31 +2,37 @@
 
 - `kubectl`: the manual's baseline commands as kubectl would have printed them when the
   bundle was collected (ages count from the bundle's `created_at`, never from today).
-- `discovery`: per GPU node, the chain Node -> GPUNode -> hypervisor -> GPUs, each link
-  ok, broken or unknown (not collected), with the first broken link marked.
+- `discovery`: per GPU node, the chain Node -> GPUNode -> hypervisor -> GPUs, each link with
+  its facts: ok, broken (a finding says so, and names it), waiting (not fine, but no finding
+  blames it) or unknown (not collected), with the first broken link marked.
 - `capacity`: per pool and per GPU node, TFLOPS and VRAM in total and available.
 - `warnings`: the Warning events in time order, for the timeline.
 
 Everything here is data (codes, names, numbers and facts in kubectl's words), never prose: the
-templates translate it. Output is sorted so the same bundle gives the same views.
+templates translate it. Output is sorted so the same bundle gives the same views. The views
+diagnose nothing: what is broken is what the rules' findings say, and the facts of GPU
+discovery (GPU nodes, hypervisors, the controller's node selector) are the rules' own
+(analyzer/rules/functions.py).
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
 from k8s.printing import custom_columns, get_table
 from k8s.quantity import QuantityError, quantity
 from k8s.rows import pod_summary
-from k8s.selectors import SelectorError, parse_label_selector
 from k8s.tensorfusion import TF_GROUP as TF
 from k8s.times import parse_time
 from k8s.types import BUILTIN_TYPES, InvalidCRD, ResourceType, crd_type
 
 from ..bundle import Bundle, Coverage, ref
 from ..i18n import missing_text
+from ..results import Finding
+from ..rules.functions import gpu_hints, gpu_node_selector, hypervisor_nodes, selects
 
 TF_GET = ("tensorfusionclusters", "gpupools", "gpunodes", "gpus")
 GPU_COLUMNS = (
@@ -39,8 +45,22 @@ GPU_COLUMNS = (
     ("CAPACITY", ".status.capacity"),
     ("AVAILABLE", ".status.available"),
 )
-DEFAULT_NODE_SELECTOR = "nvidia.com/gpu.present=true"
 LINKS = ("node", "gpunode", "hypervisor", "gpus")
+# The manual rows (or whole sections) whose findings say a link of the chain is broken: on the
+# nodes a finding is about, or, for one about no node (the controller cannot create hypervisors,
+# the CRDs are not installed), on every node where that link is not fine.
+BREAKS = {
+    "gpu-discovery/node-not-labelled": "node",
+    "gpu-discovery/pool-selector-mismatch": "gpunode",
+    "baseline/gpunode-not-running": "gpunode",
+    "baseline/tf-not-installed": "gpunode",
+    "baseline/hypervisor-missing": "hypervisor",
+    "gpu-discovery/hypervisor-down": "hypervisor",
+    "hypervisor-not-ready": "hypervisor",
+    "gpu-discovery/no-devices": "gpus",
+    "gpu-discovery/used-by-native": "gpus",
+    "baseline/gpu-capacity-missing": "gpus",
+}
 LINK_STATES = ("ok", "waiting", "broken", "unknown")
 LINK_REASONS = (
     "missing",
@@ -56,11 +76,13 @@ MAX_TABLE_ROWS = 500
 MESSAGE_CHARS = 1000
 
 
-def build_views(bundle: Bundle) -> dict[str, Any]:
+def build_views(bundle: Bundle, findings: Iterable[Finding]) -> dict[str, Any]:
+    """The views of `bundle`, the discovery chain blaming what `findings` (its analysis's, in
+    rank order) say is broken."""
     now = parse_time(bundle.manifest["created_at"])
     if now is None:  # the manifest schema makes this a date-time; be safe anyway
         now = datetime.fromtimestamp(0).astimezone()
-    chains = discovery(bundle, now)
+    chains = discovery(bundle, now, findings)
     return {
         "kubectl": kubectl_views(bundle, now),
         "discovery": chains,
@@ -159,27 +181,17 @@ def kubectl_views(bundle: Bundle, now: datetime) -> list[dict[str, Any]]:
 
 
 # ------------------------------------------------------------------------------ discovery
-def _node_selector(bundle: Bundle) -> str:
-    """initialGpuNodeLabelSelector: the controller's INITIAL_GPU_NODE_LABEL_SELECTOR env."""
-    operators = bundle.objects(
-        "pods", namespace=bundle.tf_namespace, labels=f"{TF}/component=operator"
-    )
-    for pod in operators:
-        for container in (pod.get("spec") or {}).get("containers") or []:
-            for env in container.get("env") or []:
-                if env.get("name") == "INITIAL_GPU_NODE_LABEL_SELECTOR" and env.get("value"):
-                    return str(env["value"])
-    return DEFAULT_NODE_SELECTOR
-
-
-def _gpu_hints(node: dict[str, Any]) -> bool:
-    labels = (node.get("metadata") or {}).get("labels") or {}
-    status = node.get("status") or {}
-    return (
-        "nvidia.com/gpu.present" in labels
-        or "nvidia.com/gpu" in (status.get("capacity") or {})
-        or any(k.startswith(f"{TF}/index_") for k in status.get("allocatable") or {})
-    )
+def _link(kind: str, name: str | None, facts: str, reason: str | None = None) -> dict[str, Any]:
+    """A link as the model shows it: `reason` says what is wrong in the facts' terms (None
+    when nothing is); whether that makes it broken is the findings' word (`_judge`)."""
+    return {
+        "kind": kind,
+        "state": "ok",
+        "name": name,
+        "facts": facts,
+        "reason": reason,
+        "finding": None,
+    }
 
 
 def _ready(obj: dict[str, Any]) -> str:
@@ -189,23 +201,17 @@ def _ready(obj: dict[str, Any]) -> str:
     return "Unknown"
 
 
-def _link(
-    kind: str, state: str, name: str | None, facts: str, reason: str | None = None
-) -> dict[str, Any]:
-    return {"kind": kind, "state": state, "name": name, "facts": facts, "reason": reason}
-
-
 def _unknown(
     bundle: Bundle, kind: str, resource: str, group: str = "", namespace: str | None = None
 ) -> dict[str, Any] | None:
-    """The link when its data is not in the bundle: unknown, or missing when the API said
-    the type does not exist (TensorFusion's CRDs not installed)."""
+    """The link when its data is not in the bundle: not collected, or missing when the API
+    said the type does not exist (TensorFusion's CRDs not installed)."""
     cov = bundle.coverage(resource, group=group, namespace=namespace)
     if cov.ok:
         return None
     if cov.status == "not_found":
-        return _link(kind, "broken", None, _facts(cov), "missing")
-    return _link(kind, "unknown", None, _facts(cov), "not_collected")
+        return _link(kind, None, _facts(cov), "missing")
+    return {**_link(kind, None, _facts(cov), "not_collected"), "state": "unknown"}
 
 
 def _facts(cov: Coverage) -> str:
@@ -214,17 +220,16 @@ def _facts(cov: Coverage) -> str:
     return missing_text(cov.missing, "en")
 
 
-def discovery(bundle: Bundle, now: datetime) -> list[dict[str, Any]]:
+def discovery(bundle: Bundle, now: datetime, findings: Iterable[Finding]) -> list[dict[str, Any]]:
+    """Per GPU node, its links read from the model; a link is broken where a finding says so
+    (BREAKS), and waits where its facts are not fine but no finding blames it."""
     ns = bundle.tf_namespace
     nodes = {n["metadata"]["name"]: n for n in bundle.objects("nodes")}
     gpunodes = {g["metadata"]["name"]: g for g in bundle.objects("gpunodes", group=TF)}
     hypervisors: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for pod in bundle.objects("pods", namespace=ns, labels=f"{TF}/component=hypervisor"):
-        name = pod["metadata"]["name"]
-        node = (pod.get("spec") or {}).get("nodeName") or name.removeprefix("tf-").removeprefix(
-            "hypervisor-"
-        )
-        hypervisors[node].append(pod)
+        for node in hypervisor_nodes(pod):
+            hypervisors[node].append(pod)
     gpus: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for gpu in bundle.objects("gpus", group=TF):
         node = (gpu["metadata"].get("labels") or {}).get(f"{TF}/managed-by") or (
@@ -232,80 +237,102 @@ def discovery(bundle: Bundle, now: datetime) -> list[dict[str, Any]]:
         ).get("kubernetes.io/hostname")
         if node:
             gpus[node].append(gpu)
-    names = {n for n, obj in nodes.items() if _gpu_hints(obj)} | set(gpunodes) | set(hypervisors)
+    names = {n for n, obj in nodes.items() if gpu_hints(obj)} | set(gpunodes) | set(hypervisors)
     names |= set(gpus)
-    selector_text = _node_selector(bundle)
-    try:
-        selector = parse_label_selector(selector_text)
-    except SelectorError:
-        selector = None
+    operators = bundle.objects("pods", namespace=ns, labels=f"{TF}/component=operator")
+    selector = gpu_node_selector(operators)
     gaps = {
         "node": _unknown(bundle, "node", "nodes"),
         "gpunode": _unknown(bundle, "gpunode", "gpunodes", TF),
         "hypervisor": _unknown(bundle, "hypervisor", "pods", "", ns),
         "gpus": _unknown(bundle, "gpus", "gpus", TF),
     }
+    blamed = _blamed(findings)
     chains = []
     for name in sorted(names):
-        hypervisor = gaps["hypervisor"] or _hypervisor_link(hypervisors.get(name, []), now)
         links = [
-            gaps["node"]
-            or _node_link(name, nodes.get(name), selector, selector_text, name in gpunodes),
-            gaps["gpunode"] or _gpunode_link(name, gpunodes.get(name), hypervisor["state"]),
-            hypervisor,
+            gaps["node"] or _node_link(name, nodes.get(name), selector, name in gpunodes),
+            gaps["gpunode"] or _gpunode_link(name, gpunodes.get(name)),
+            gaps["hypervisor"] or _hypervisor_link(hypervisors.get(name, []), now),
             gaps["gpus"] or _gpus_link(gpus.get(name, [])),
         ]
+        links = [_judge(link, name, blamed) for link in links]
         first = next((i for i, link in enumerate(links) if link["state"] == "broken"), None)
         chains.append({"node": name, "links": links, "first_broken": first})
     return chains
 
 
+def _blamed(findings: Iterable[Finding]) -> list[tuple[str, frozenset[str], str]]:
+    """(link kind, nodes, finding id) of each finding that says a link is broken, in rank
+    order; no nodes for a finding about no node in particular."""
+    blamed = []
+    for f in findings:
+        kind = next((BREAKS[k] for k in (*f.manual, f.section) if k in BREAKS), None)
+        if kind is None:
+            continue
+        nodes = {ref.removeprefix("Node/") for ref in f.about if ref.startswith("Node/")}
+        node = f.vars.get("node")
+        if isinstance(node, str) and node not in ("", "?"):
+            nodes.add(node)
+        blamed.append((kind, frozenset(nodes), f.id))
+    return blamed
+
+
+def _judge(
+    link: dict[str, Any], node: str, blamed: list[tuple[str, frozenset[str], str]]
+) -> dict[str, Any]:
+    """Broken where a finding about this node names the link, or one about no node in
+    particular names it and its facts are not fine; waiting where its facts are not fine and
+    no finding blames it (a consequence, or something no rule calls a fault)."""
+    if link["state"] == "unknown":
+        return link
+    wrong = link["reason"] is not None
+    finding = next(
+        (
+            fid
+            for kind, nodes, fid in blamed
+            if kind == link["kind"] and (node in nodes or (not nodes and wrong))
+        ),
+        None,
+    )
+    if finding is not None:
+        return {**link, "state": "broken", "finding": finding}
+    if wrong:
+        return {**link, "state": "waiting", "reason": None}
+    return link
+
+
 def _node_link(
-    name: str, node: dict[str, Any] | None, selector: Any, selector_text: str, has_gpunode: bool
+    name: str, node: dict[str, Any] | None, selector: str, has_gpunode: bool
 ) -> dict[str, Any]:
     if node is None:
-        return _link("node", "broken", name, "no Node object", "missing")
-    labels = (node.get("metadata") or {}).get("labels") or {}
+        return _link("node", name, "no Node object", "missing")
     ready = _ready(node)
     facts = f"Ready={ready}"
-    if not has_gpunode and (selector is None or not selector.matches(labels)):
-        return _link(
-            "node", "broken", name, f"{facts}, not selected by -l {selector_text}", "not_labelled"
-        )
+    if not has_gpunode and not selects(selector, node):
+        return _link("node", name, f"{facts}, not selected by -l {selector}", "not_labelled")
     if ready != "True":
-        return _link("node", "broken", name, facts, "not_ready")
-    return _link("node", "ok", name, facts)
+        return _link("node", name, facts, "not_ready")
+    return _link("node", name, facts)
 
 
-def _gpunode_link(name: str, gpunode: dict[str, Any] | None, hypervisor: str) -> dict[str, Any]:
+def _gpunode_link(name: str, gpunode: dict[str, Any] | None) -> dict[str, Any]:
     if gpunode is None:
-        return _link("gpunode", "broken", None, f"no GPUNode {name}", "missing")
+        return _link("gpunode", None, f"no GPUNode {name}", "missing")
     phase = (gpunode.get("status") or {}).get("phase") or "(none)"
-    # A GPUNode is Pending until its hypervisor is Running and Ready: with the hypervisor
-    # down, the phase is that link's consequence: not broken itself, but not fine either.
-    if phase == "Running":
-        return _link("gpunode", "ok", name, f"phase={phase}")
-    if hypervisor != "ok":
-        return _link("gpunode", "waiting", name, f"phase={phase}")
-    return _link("gpunode", "broken", name, f"phase={phase}", "not_running")
+    return _link("gpunode", name, f"phase={phase}", None if phase == "Running" else "not_running")
 
 
 def _hypervisor_link(pods: list[dict[str, Any]], now: datetime) -> dict[str, Any]:
     if not pods:
-        return _link("hypervisor", "broken", None, "no hypervisor pod", "missing")
+        return _link("hypervisor", None, "no hypervisor pod", "missing")
     best = None
     for pod in pods:
         ready, status, restarts = pod_summary(pod, now)
         ok = (pod.get("status") or {}).get("phase") == "Running" and _ready(pod) == "True"
         facts = f"{ready} {status}, restarts {restarts}"
-        candidate = _link(
-            "hypervisor",
-            "ok" if ok else "broken",
-            pod["metadata"]["name"],
-            facts,
-            None if ok else "not_ready",
-        )
-        if best is None or (ok and best["state"] != "ok"):
+        candidate = _link("hypervisor", pod["metadata"]["name"], facts, None if ok else "not_ready")
+        if best is None or (ok and best["reason"] is not None):
             best = candidate
     assert best is not None
     return best
@@ -313,7 +340,7 @@ def _hypervisor_link(pods: list[dict[str, Any]], now: datetime) -> dict[str, Any
 
 def _gpus_link(items: list[dict[str, Any]]) -> dict[str, Any]:
     if not items:
-        return _link("gpus", "broken", None, "no GPU objects", "missing")
+        return _link("gpus", None, "no GPU objects", "missing")
     phases: dict[str, int] = defaultdict(int)
     other = 0
     for gpu in items:
@@ -326,10 +353,10 @@ def _gpus_link(items: list[dict[str, Any]]) -> dict[str, Any]:
         facts += f", {other} used by another device plugin"
     running = phases.get("Running", 0)
     if running < len(items):
-        return _link("gpus", "broken", None, facts, "not_running")
+        return _link("gpus", None, facts, "not_running")
     if other:
-        return _link("gpus", "broken", None, facts, "used_by_other")
-    return _link("gpus", "ok", None, facts)
+        return _link("gpus", None, facts, "used_by_other")
+    return _link("gpus", None, facts)
 
 
 # ------------------------------------------------------------------------------ capacity
@@ -354,9 +381,9 @@ def _measure(status: dict[str, Any], total: str, available: str) -> dict[str, An
 
 def capacity(bundle: Bundle, chains: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Each pool, then every GPU node of the discovery chain (one without a GPUNode too). A
-    node's numbers are `unknown` when its hypervisor is not up, it has no GPUNode, or its GPUs
-    are not all Running: a GPUNode's status then still holds the last numbers it had, which
-    would read as free capacity."""
+    node's numbers are `unknown` when its hypervisor, GPUNode or GPUs link is not ok (its
+    hypervisor not up, no GPUNode, GPUs not all Running, or a finding says so): a GPUNode's
+    status then still holds the last numbers it had, which would read as free capacity."""
     rows = [_capacity_row(obj, "GPUPool", None) for obj in bundle.objects("gpupools", group=TF)]
     gpunodes = {g["metadata"]["name"]: g for g in bundle.objects("gpunodes", group=TF)}
     for chain in chains:
@@ -365,7 +392,7 @@ def capacity(bundle: Bundle, chains: list[dict[str, Any]]) -> list[dict[str, Any
             (
                 f"{kind}: {links[kind]['facts']}"
                 for kind in ("hypervisor", "gpunode", "gpus")
-                if links[kind]["state"] not in ("ok", "waiting")
+                if links[kind]["state"] != "ok"
             ),
             None,
         )

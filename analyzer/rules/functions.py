@@ -1,5 +1,8 @@
 """The functions rules may call besides CEL's own: Kubernetes quantities, dotted paths,
-labels and annotations (their keys contain dots and slashes), regex groups, max and min."""
+labels and annotations (their keys contain dots and slashes), regex groups, max and min, and
+the facts of GPU discovery the report's discovery chain reads too (which nodes show a GPU,
+which node a hypervisor serves, the selector the controller watches GPU nodes by), so the chain
+and the findings never disagree about them."""
 
 from __future__ import annotations
 
@@ -8,6 +11,7 @@ import re
 from typing import Any
 
 from k8s.quantity import quantity
+from k8s.selectors import SelectorError, parse_label_selector
 from k8s.tensorfusion import gpu_workload, requests_native_gpu
 
 from .oom import gpu_oom, oom_facts
@@ -123,6 +127,74 @@ def bytes_text(value: Any) -> str:
     return f"{value / 1024:.2f} TiB"
 
 
+# ------------------------------------------------------------------------- GPU discovery
+GPU_NODE_SELECTOR_ENV = "INITIAL_GPU_NODE_LABEL_SELECTOR"
+DEFAULT_GPU_NODE_SELECTOR = "nvidia.com/gpu.present=true"
+# hypervisor-<node>; some builds name it tf-hypervisor-<node>.
+HYPERVISOR_PREFIXES = ("hypervisor-", "tf-hypervisor-")
+
+
+def gpu_hints(node: Any) -> bool:
+    """Whether a node shows an NVIDIA GPU: the nvidia.com/gpu.present label, nvidia.com/gpu
+    capacity or tensor-fusion.ai/index_* allocatable resources."""
+    labels, capacity, allocatable = (
+        value if isinstance(value, dict) else {}
+        for value in (
+            dig(node, "metadata.labels"),
+            dig(node, "status.capacity"),
+            dig(node, "status.allocatable"),
+        )
+    )
+    return (
+        "nvidia.com/gpu.present" in labels
+        or "nvidia.com/gpu" in capacity
+        or any(str(k).startswith("tensor-fusion.ai/index_") for k in allocatable)
+    )
+
+
+def hypervisor_nodes(pod: Any) -> set[str]:
+    """The nodes a hypervisor pod serves: the one it is bound to, and the one its name says."""
+    nodes = {str(dig(pod, "spec.nodeName", ""))}
+    name = str(dig(pod, "metadata.name", ""))
+    nodes |= {name.removeprefix(p) for p in HYPERVISOR_PREFIXES if name.startswith(p)}
+    return nodes - {""}
+
+
+def hypervisor_of(pod: Any, node: str) -> bool:
+    """Whether a hypervisor pod serves the node named `node` (hypervisor_nodes)."""
+    return node in hypervisor_nodes(pod)
+
+
+def gpu_node_selector(operators: Any) -> str:
+    """initialGpuNodeLabelSelector: the first non-empty INITIAL_GPU_NODE_LABEL_SELECTOR env of
+    the operator pods' containers; unset or empty, the controller uses its default."""
+    for pod in operators if isinstance(operators, list) else []:
+        for container in dig(pod, "spec.containers", []):
+            for env in dig(container, "env", []):
+                if dig(env, "name") == GPU_NODE_SELECTOR_ENV and dig(env, "value", ""):
+                    return str(env["value"])
+    return DEFAULT_GPU_NODE_SELECTOR
+
+
+def selects(selector: str, obj: Any) -> bool:
+    """Whether a label selector (kubectl's -l syntax) selects the object by its labels. An
+    invalid one selects nothing: the controller does not start with it."""
+    try:
+        parsed = parse_label_selector(selector)
+    except SelectorError:
+        return False
+    labels = dig(obj, "metadata.labels", {})
+    return parsed.matches(labels if isinstance(labels, dict) else {})
+
+
+def label_keys(selector: str) -> list[str]:
+    """The label keys a selector's requirements name, sorted ([] for an invalid one)."""
+    try:
+        return [r.key for r in parse_label_selector(selector).requirements]
+    except SelectorError:
+        return []
+
+
 def _max(values: list[Any], default: Any = 0.0) -> Any:
     return max(values) if values else default
 
@@ -157,6 +229,11 @@ FUNCTIONS = {
     "oom_facts": oom_facts,
     "requests_native_gpu": requests_native_gpu,
     "gpu_workload": gpu_workload,
+    "gpu_hints": gpu_hints,
+    "hypervisor_of": hypervisor_of,
+    "gpu_node_selector": gpu_node_selector,
+    "selects": selects,
+    "label_keys": label_keys,
     "max": _max,
     "min": _min,
     "sum": _sum,

@@ -112,14 +112,39 @@ VALUES = [
     ('dig(odd, "a", "d") == "d" && dig(odd, "l.0.b", 0) == 1', True),
     ('event_count({"count": null, "series": {"count": 7}}) + event_count({"count": null})', 8),
     ('event_count({"count": 3}) + event_count({"count": 0, "series": null})', 4),
-    ('event_time({"lastTimestamp": null, "eventTime": "2026-01-02T03:04:05.000000Z"})',
-     "2026-01-02T03:04:05.000000Z"),
-    ('event_time({"lastTimestamp": null, "eventTime": "t0", "series": {"lastObservedTime": "t1"}})'
-     ' + event_time({"lastTimestamp": "t2", "eventTime": null}) + event_time({})', "t1t2"),
+    (
+        'event_time({"lastTimestamp": null, "eventTime": "2026-01-02T03:04:05.000000Z"})',
+        "2026-01-02T03:04:05.000000Z",
+    ),
+    (
+        'event_time({"lastTimestamp": null, "eventTime": "t0", "series": {"lastObservedTime": "t1"}})'
+        ' + event_time({"lastTimestamp": "t2", "eventTime": null}) + event_time({})',
+        "t1t2",
+    ),
     ('extract("port 8001 busy", "port ([0-9]+)")', "8001"),
     ("max([1.5, 2.5], 0.0) + min([], 1.0)", 3.5),
     # sum: every element, not only a first few (the overcommit rule adds all pods of a card)
     ("sum([1.5, 2.5, 3, 4, 5, 6, 7, 8, 9.5]) + sum([])", 46.5),
+    # GPU discovery: selectors parsed as the API server does (k8s/selectors), not split at "="
+    ('selects("app=x", pod) && selects("app in (x,y),!gone", pod) && !selects("app=y", pod)', True),
+    ('selects("a=b=c", pod) || selects("app=x", odd)', False),  # invalid; odd labels: none
+    ('label_keys("b=1,a in (x)") + label_keys("a=b=c")', ["a", "b"]),
+    (
+        'gpu_node_selector([]) + " " + gpu_node_selector([{"spec": {"containers": [{"env": ['
+        '{"name": "INITIAL_GPU_NODE_LABEL_SELECTOR", "value": ""}]}, {"env": ['
+        '{"name": "INITIAL_GPU_NODE_LABEL_SELECTOR", "value": "pool=gpu"}]}]}}])',
+        "nvidia.com/gpu.present=true pool=gpu",
+    ),
+    (
+        'hypervisor_of(pod, "n1") && hypervisor_of({"metadata": {"name": "tf-hypervisor-n2"}}, "n2")'
+        ' && !hypervisor_of({"metadata": {"name": "hypervisor-n2"}}, "")',
+        True,
+    ),
+    (
+        'gpu_hints({"status": {"allocatable": {"tensor-fusion.ai/index_0": "1"}}}) &&'
+        " !gpu_hints(pod) && !gpu_hints(odd)",
+        True,
+    ),
 ]
 
 
@@ -366,7 +391,7 @@ NOT_ERROR_LINES = [
     'W1130 09:12:57.601128       1 warnings.go:70] unknown field "spec.x"',
     '{"level":"info","msg":"no error, all good","error_count":0}',
     "2026-11-30 09:08:14,201 INFO train.py:52 - errors: 0",
-    "  File \"/app/train.py\", line 214, in <module>",
+    '  File "/app/train.py", line 214, in <module>',
     "Traceback (most recent call last):",
     "Epoch 3: loss 0.12, ErrorRate 0.01",
 ]

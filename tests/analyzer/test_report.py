@@ -228,12 +228,13 @@ def _inflate(
                 "objects": [f"Pod/x/p{i}"],
                 "title": f"Finding {i} " + "T" * title,
                 "evidence": [f"line {j} " + "x" * line for j in range(evidence)],
+                "role": "root_cause" if root else "consequence",
                 "root_cause": root,
                 "caused_by": None if root else base["id"],
             }
         )
     big["findings"] += extra
-    big["summary"]["root_causes"] = sum(f["root_cause"] for f in big["findings"])
+    big["summary"]["root_causes"] = sum(f["role"] == "root_cause" for f in big["findings"])
     if pods:
         view = big["views"]["kubectl"][1]
         row = view["tables"][0]["rows"][0]
@@ -271,7 +272,7 @@ def test_markdown_fits_github_limit_and_keeps_every_root_cause(shape: str, rules
     t = STRINGS["en"]
     assert t["trim_note"] in md
     for f in big["findings"]:
-        if f["root_cause"]:
+        if f["role"] == "root_cause":
             assert f["rule_id"] in md or f["title"][:60] in md, f["id"]
     # Every fence that opens also closes: the parse ends outside code.
     assert md.rstrip().endswith("</sub>") or t["trim_hard_cut"] in md

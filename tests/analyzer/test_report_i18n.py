@@ -18,13 +18,13 @@ from analyzer import brief
 from analyzer.i18n import STRINGS
 from analyzer.report import markdown, render, terminal
 from analyzer.report.views import LINK_REASONS, LINK_STATES, LINKS
-from analyzer.results import OUTCOMES, SEVERITIES
+from analyzer.results import OUTCOMES, ROLES, SEVERITIES
 from analyzer.verdict import VERDICTS
 
 TEMPLATES = resources.files("analyzer.report").joinpath("templates")
 # Values a key may be built from, by the text before the value ("" for t[value]).
 DYNAMIC = {
-    "": (*SEVERITIES, *OUTCOMES),
+    "": (*SEVERITIES, *OUTCOMES, *ROLES),
     "state_": LINK_STATES,
     "link_": LINKS,
     "reason_": LINK_REASONS,

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 from scenariokit import SAMPLES
 
-from analyzer.report.terminal import use_color
+from analyzer.report.terminal import summary_lines, use_color
+from analyzer.run import AnalyzeOptions, run_analysis
 
 ESC = "\x1b["
 EXEC_COMMAND = (
@@ -109,3 +110,26 @@ def test_the_baseline_comparison_is_in_the_terminal_too(tmp_path: Path) -> None:
     assert any(line.endswith("fixed 1, new 0, remaining 0") for line in back)
     at = back.index("    Fixed (only in the earlier bundle):")
     assert back[at + 1].startswith("      !! Controller ")
+
+
+def _discovery_lines(report: dict) -> list[str]:
+    return [line for line in summary_lines(report) if line.startswith("  GPU discovery chain: ")]
+
+
+def test_the_discovery_lines_name_the_links_findings_blame() -> None:
+    report = run_analysis(
+        AnalyzeOptions(bundle=SAMPLES / "gpu-discovery-two-nodes.tar.zst", lang="en")
+    ).report
+    assert _discovery_lines(report) == [
+        "  GPU discovery chain: ip-10-40-161-25.ec2.internal: Node not labelled "
+        "(Ready=True, not selected by -l nvidia.com/gpu.present=true)",
+        "  GPU discovery chain: ip-10-40-166-115.ec2.internal: hypervisor not ready "
+        "(0/1 CrashLoopBackOff, restarts 3 (57m ago))",
+    ]
+    # A finding may blame a link whose facts look fine: there is then no reason to name.
+    chain = next(c for c in report["views"]["discovery"] if c["first_broken"] is not None)
+    chain["links"][chain["first_broken"]]["reason"] = None
+    assert _discovery_lines(report)[0] == (
+        "  GPU discovery chain: ip-10-40-161-25.ec2.internal: Node "
+        "(Ready=True, not selected by -l nvidia.com/gpu.present=true)"
+    )
