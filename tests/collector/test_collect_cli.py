@@ -19,13 +19,9 @@ from analyzer.bundle import Bundle
 from emulator.collect import tf_collect
 from emulator.scenario import load_scenario
 from emulator.server import Emulator
+from tf_support_schemas.archive import zstd
 
 NS = "tensor-fusion-sys"
-
-try:
-    from compression import zstd  # type: ignore[import-not-found]
-except ImportError:
-    from backports import zstd  # type: ignore[no-redef]
 
 
 @pytest.fixture()

@@ -22,11 +22,7 @@ from bundlekit import scan
 from analyzer.bundle import Bundle
 from emulator.scenario import load_scenario
 from emulator.server import Emulator
-
-try:
-    from compression import zstd  # type: ignore[import-not-found]
-except ImportError:
-    from backports import zstd  # type: ignore[no-redef]
+from tf_support_schemas.archive import zstd
 
 FIXTURE = Path(__file__).parent / "fixtures" / "canary"
 NS = "tensor-fusion-sys"
