@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import yaml
+from emulatorkit import KUBECTL
 
 from collector.plan import PLAN, coverage, default_plan
 from emulator.collect import tf_collect
@@ -101,7 +102,7 @@ def test_kubectl_plugin_entry_point(tmp_path: Path) -> None:
     assert (bindir / "kubectl-tf-collect").exists()
     env = {"PATH": f"{bindir}:/usr/bin:/bin", "HOME": str(tmp_path)}
     proc = subprocess.run(
-        ["/usr/bin/kubectl", "tf", "collect", "--dry-run"],
+        [KUBECTL, "tf", "collect", "--dry-run"],
         capture_output=True,
         text=True,
         env=env,
