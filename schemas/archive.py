@@ -1,8 +1,8 @@
 """The bundle's archive: a tar stream compressed with zstd, written and read one way.
 
-Both halves of the contract use it: tf-collect writes bundles and redacts existing archives
-(`tf-collect redact` also reads .tar, .tar.gz and unpacked directories), tf-analyze reads
-bundles. Reading extracts nothing to disk: members are read into memory, one at a time,
+Both halves of the contract use it, so it lives with the schemas (neither half may import the
+other): tf-collect writes bundles and redacts existing archives (`tf-collect redact` also reads
+.tar, .tar.gz and unpacked directories), tf-analyze reads bundles. Reading extracts nothing to disk: members are read into memory, one at a time,
 under one size policy (`Limits`), so a hostile archive can neither write anywhere nor
 exhaust memory (decompression bombs):
 
@@ -41,8 +41,7 @@ __all__ = ["DEFAULT_LIMITS", "ArchiveError", "Limits", "Problem", "members", "ta
 
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 GZIP_MAGIC = b"\x1f\x8b"
-ZSTD_LEVEL = 10  # bundles are mailed: a tenth of the size of level 3 costs little time
-KINDS = ("tar.zst", "tar.gz", "tar")  # what an archive file may be
+ZSTD_LEVEL = 10  # bundles are mailed: their size matters more than the seconds it costs
 
 
 class Problem(enum.Enum):
@@ -89,9 +88,9 @@ def members(
     kind: str = "tar.zst",
     skip: Skip | None = None,
 ) -> Iterator[tuple[str, bytes]]:
-    """The members of an archive file of `kind` (one of KINDS) or of an unpacked directory,
-    each checked as it is read, in archive order (a directory's in sorted order), by their
-    relative POSIX paths. Without `skip`, any problem is an ArchiveError."""
+    """The members of an archive file of `kind` (tar.zst, tar.gz or tar) or of an unpacked
+    directory, each checked as it is read, in archive order (a directory's in sorted order), by
+    their relative POSIX paths. Without `skip`, any problem is an ArchiveError."""
     refuse = _refuser(skip)
     if source.is_dir():
         yield from _read_dir(source, limits, refuse)
