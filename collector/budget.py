@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from backports import zstd
+from tf_support_schemas.archive import zstd
 
 from .errors import ConfigError
 

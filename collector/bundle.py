@@ -14,8 +14,6 @@ import os
 import re
 import shutil
 import signal
-import tarfile
-import tempfile
 import threading
 from collections import Counter
 from datetime import datetime
@@ -24,6 +22,7 @@ from typing import Any
 
 import outputs
 import tf_support_schemas as schemas
+from tf_support_schemas.archive import tar_writer
 
 from .budget import newest_lines
 from .errors import OutputError
@@ -32,13 +31,7 @@ from .redact.manifest import redact_manifest
 
 FORCE_HINT = "use --force to replace it (it may be the bundle a --baseline needs)"
 
-try:  # Python 3.14+
-    from compression import zstd  # type: ignore[import-not-found]
-except ImportError:  # pragma: no cover - depends on the interpreter
-    from backports import zstd  # type: ignore[no-redef]
-
 MANIFEST = "manifest.json"
-ZSTD_LEVEL = 10
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
 
 
@@ -116,7 +109,7 @@ class BundleWriter:
         except outputs.OutputRefused as exc:
             raise OutputError(str(exc)) from None
         try:
-            self._staging = Path(tempfile.mkdtemp(prefix=f".{final_path.name}.", dir=parent))
+            self._staging = outputs.staging(final_path)
         except OSError as exc:
             raise OutputError(f"cannot stage the bundle in {parent}: {exc.strerror}") from exc
         self._members: set[str] = set()
@@ -197,20 +190,15 @@ class BundleWriter:
         mtime = int(
             datetime.fromisoformat(manifest["created_at"].replace("Z", "+00:00")).timestamp()
         )
-        fd, tmp_name = tempfile.mkstemp(
-            prefix=f".{self.final_path.name}.", suffix=".tmp", dir=self.final_path.parent
-        )
-        self._tmp = Path(tmp_name)
         try:
-            with os.fdopen(fd, "wb") as raw:
-                with (
-                    zstd.ZstdFile(raw, "wb", level=ZSTD_LEVEL) as zf,
-                    tarfile.open(fileobj=zf, mode="w|", format=tarfile.PAX_FORMAT) as tar,
-                ):
-                    _add(tar, MANIFEST, io.BytesIO(dump_json(manifest)), mtime)
+            # Private to its owner until the user sends it.
+            raw, self._tmp = outputs.temporary(self.final_path, mode=0o600)
+            with raw:
+                with tar_writer(raw, mtime=mtime) as add:
+                    add(MANIFEST, io.BytesIO(dump_json(manifest)))
                     for member in self.members:
                         with open(self._staging / member, "rb") as fh:
-                            _add(tar, member, fh, mtime)
+                            add(member, fh)
                 raw.flush()
                 os.fsync(raw.fileno())
             shutil.rmtree(self._staging, ignore_errors=True)
@@ -249,16 +237,3 @@ class BundleWriter:
         if self._tmp is not None:
             self._tmp.unlink(missing_ok=True)
             self._tmp = None
-
-
-def _add(tar: tarfile.TarFile, name: str, fh: Any, mtime: int) -> None:
-    fh.seek(0, os.SEEK_END)
-    size = fh.tell()
-    fh.seek(0)
-    info = tarfile.TarInfo(name)
-    info.size = size
-    info.mtime = mtime
-    info.mode = 0o644
-    info.uid = info.gid = 0
-    info.uname = info.gname = ""
-    tar.addfile(info, fh)

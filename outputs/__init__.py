@@ -8,7 +8,8 @@ Nothing that already exists at an output path is destroyed by surprise:
   report, tf-collect's `--force`); otherwise an existing path is refused, checked again at the
   moment the file appears (a hard link that fails if the name was taken meanwhile);
 - a missing directory is never created;
-- the file appears whole or not at all: it is written beside its path and moved into place.
+- the file appears whole or not at all: it is written beside its path and moved into place;
+  so does a directory of files (`write_tree`), with nothing written outside it.
 
 Imports nothing of the project's packages: both CLIs use it.
 """
@@ -16,9 +17,10 @@ Imports nothing of the project's packages: both CLIs use it.
 from __future__ import annotations
 
 import os
+import shutil
 import stat
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import IO
 
@@ -74,6 +76,11 @@ def temporary(path: Path, mode: int = 0o644) -> tuple[IO[bytes], Path]:
     return os.fdopen(fd, "wb"), Path(name)
 
 
+def staging(path: Path) -> Path:
+    """A new private directory beside `path`, where its content is made before it appears."""
+    return Path(tempfile.mkdtemp(prefix=f".{path.name}.", dir=path.parent))
+
+
 def publish(tmp: Path, path: Path, *, replace: bool) -> None:
     """Move the finished `tmp` to `path` under the policy of `check`, at the last moment."""
     if not replace:
@@ -117,4 +124,31 @@ def write(
         raise OutputRefused(f"cannot write the {what} {path}: {exc.strerror or exc}") from exc
     finally:
         tmp.unlink(missing_ok=True)
+    return path
+
+
+def write_tree(path: Path, files: Mapping[str, bytes], *, what: str = "output") -> Path:
+    """Make the directory `path` holding `files` (relative POSIX names), never replacing
+    anything: it is filled beside `path` and renamed into place, which fails if `path` was
+    taken meanwhile by anything but an empty directory."""
+    check(path, replace=False, what=what)
+    try:
+        stage = staging(path)
+    except OSError as exc:
+        raise OutputRefused(f"cannot write the {what} {path}: {exc.strerror or exc}") from exc
+    try:
+        root = stage.resolve()
+        for name, data in files.items():
+            target = (stage / name).resolve()
+            if root not in target.parents:
+                raise OutputRefused(f"{name} would be written outside the {what} {path}")
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
+        if os.path.lexists(path):
+            raise OutputRefused(f"{path} appeared while it was being written; not replaced")
+        os.rename(stage, path)
+    except OSError as exc:
+        raise OutputRefused(f"cannot write the {what} {path}: {exc.strerror or exc}") from exc
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
     return path

@@ -1,18 +1,19 @@
 """The bundle contract: JSON Schemas shared by the collector and the analyzer.
 
 Installed as the package ``tf_support_schemas``; the schema files sit beside this module.
-Input is checked with fastjsonschema, which compiles a schema into one Python function.
+Every schema declares JSON Schema Draft 2020-12 and is checked by jsonschema's validator for
+that draft, formats included (`date-time` through rfc3339-validator).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from functools import cache
 from importlib import resources
 from typing import Any
 
-import fastjsonschema
+from jsonschema import Draft202012Validator, FormatChecker
+from jsonschema.exceptions import best_match
 
 FORMAT_VERSION = 1
 # The release of tf-collect and tf-analyze (the package's version, read from here by the build).
@@ -27,19 +28,26 @@ def load(name: str) -> dict[str, Any]:
 
 
 @cache
-def validator(name: str) -> Callable[[Any], Any]:
-    return fastjsonschema.compile(load(name), use_default=False)  # check, never fill in
+def validator(name: str) -> Draft202012Validator:
+    """The validator of schema `name`, built once per process."""
+    return Draft202012Validator(load(name), format_checker=FormatChecker())
 
 
 def first_error(name: str, instance: Any) -> str | None:
-    """The first violation of schema `name`, as ``<json path>: <message>``; None when valid."""
-    try:
-        validator(name)(instance)
-    except fastjsonschema.JsonSchemaValueException as exc:
-        where = "/".join(str(p) for p in exc.path[1:]) or "(root)"  # path[0] is "data"
-        message = exc.message.removeprefix(exc.name).strip()
-        return f"{where}: {message}"
-    return None
+    """The most telling violation of schema `name` (jsonschema's `best_match`), in one line:
+    ``<json path>: <message>``; None when valid."""
+    error = best_match(validator(name).iter_errors(instance))
+    if error is None:
+        return None
+    where = "/".join(str(p) for p in error.absolute_path) or "(root)"
+    return f"{where}: {_short(error.message)}"
+
+
+def _short(message: str, keep: int = 100) -> str:
+    # A message quotes the offending value whole (a list of thousands of artifacts): keep its
+    # start and the verdict at its end.
+    message = message.replace("\n", "\\n")
+    return message if len(message) <= 2 * keep else f"{message[:keep]} ... {message[-keep:]}"
 
 
 def describe_artifact(art: dict[str, Any]) -> str:

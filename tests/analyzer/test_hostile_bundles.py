@@ -18,11 +18,7 @@ from bundlekit import base_manifest, file_member, make_bundle, manifest_member, 
 from hostilekit import CASES as BAD_BUNDLES
 
 from analyzer.errors import ExitCode
-
-try:
-    from compression import zstd  # type: ignore[import-not-found]
-except ImportError:
-    from backports import zstd  # type: ignore[no-redef]
+from tf_support_schemas.archive import zstd
 
 MEMORY_BOUND_MB = 150  # measured: 38-40 MB for every case here on Python 3.11.7
 SECONDS = 60

@@ -37,9 +37,12 @@ def test_good_rule_loads(tmp_path: Path) -> None:
 
 
 BAD = {
-    "unknown field": ({**GOOD, "whenn": "true"}, "(root): must not contain {'whenn'} properties"),
-    "missing zh": ({**GOOD, "title": {"en": "x"}}, "title: must contain ['zh'] properties"),
-    "bad severity": ({**GOOD, "severity": "fatal"}, "severity: must be one of ['critical'"),
+    "unknown field": (
+        {**GOOD, "whenn": "true"},
+        "(root): Additional properties are not allowed ('whenn' was unexpected)",
+    ),
+    "missing zh": ({**GOOD, "title": {"en": "x"}}, "title: 'zh' is a required property"),
+    "bad severity": ({**GOOD, "severity": "fatal"}, "severity: 'fatal' is not one of ['critical'"),
     "id not file name": ({**GOOD, "id": "controller-crash/other"}, "must match the file name"),
     "unknown manual key": (
         {**GOOD, "manual": ["controller-crash/nope"]},

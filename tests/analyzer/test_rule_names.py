@@ -120,7 +120,7 @@ FUNCTION_ERRORS = {
     ),
     "no description": (
         {"a": {"params": ["p"], "expr": "p"}},
-        "_functions.yaml: a: must contain ['description'",
+        "_functions.yaml: a: 'description' is a required property",
     ),
 }  # fmt: skip
 

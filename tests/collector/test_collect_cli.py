@@ -18,13 +18,9 @@ from scenarioloader import load_scenario
 
 from analyzer.bundle import Bundle
 from emulator.server import Emulator
+from tf_support_schemas.archive import zstd
 
 NS = "tensor-fusion-sys"
-
-try:
-    from compression import zstd  # type: ignore[import-not-found]
-except ImportError:
-    from backports import zstd  # type: ignore[no-redef]
 
 
 @pytest.fixture()

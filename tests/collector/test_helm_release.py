@@ -8,11 +8,7 @@ import yaml
 from scenariokit import SAMPLES, collect_scenario
 
 from analyzer.bundle import Bundle
-
-try:
-    from compression import zstd  # type: ignore[import-not-found]
-except ImportError:
-    from backports import zstd  # type: ignore[no-redef]
+from tf_support_schemas.archive import zstd
 
 
 def test_release_values_are_kept_redacted_and_nothing_else_of_the_secret(tmp_path: Path) -> None:

@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from emulatorkit import KUBECTL
 from scenariokit import tf_collect
 
 from collector.plan import PLAN, coverage, default_plan
@@ -99,7 +100,7 @@ def test_kubectl_plugin_entry_point(tmp_path: Path) -> None:
     assert (bindir / "kubectl-tf-collect").exists()
     env = {"PATH": f"{bindir}:/usr/bin:/bin", "HOME": str(tmp_path)}
     proc = subprocess.run(
-        ["/usr/bin/kubectl", "tf", "collect", "--dry-run"],
+        [KUBECTL, "tf", "collect", "--dry-run"],
         capture_output=True,
         text=True,
         env=env,

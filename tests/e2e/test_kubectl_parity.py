@@ -1,6 +1,6 @@
 """Parity: for each manual command, the real kubectl and the bundle see the same thing.
 
-The emulator serves a scenario; the manual's commands run through /usr/bin/kubectl with the
+The emulator serves a scenario; the manual's commands run through the real kubectl with the
 placeholders filled in; tf-collect collects the same cluster once; each command's objects or
 log lines must be in the bundle, exactly.
 """
@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from bundlekit import original_of, pseudonymise
+from emulatorkit import KUBECTL
 from scenarioloader import load_scenario
 
 from analyzer.bundle import Bundle
@@ -61,7 +62,7 @@ def cluster(tmp_path_factory):
 
 def kubectl(kubeconfig: Path, *args: str) -> str:
     proc = subprocess.run(
-        ["/usr/bin/kubectl", "--kubeconfig", str(kubeconfig), *args],
+        [KUBECTL, "--kubeconfig", str(kubeconfig), *args],
         capture_output=True,
         text=True,
         timeout=60,

@@ -16,10 +16,7 @@ from bundlekit import pseudonymise
 from scenariokit import SAMPLES, analyze_json, collect_scenario, first_root, observed
 from scenarioloader import collect_exit, scenario_names
 
-try:
-    from compression import zstd  # type: ignore[import-not-found]
-except ImportError:
-    from backports import zstd  # type: ignore[no-redef]
+from tf_support_schemas.archive import zstd
 
 SCENARIOS = scenario_names(SAMPLES)
 

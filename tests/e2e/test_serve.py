@@ -11,9 +11,9 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from emulatorkit import KUBECTL
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_bundles"
-KUBECTL = "/usr/bin/kubectl"
 NS = "tensor-fusion-sys"
 
 

@@ -29,11 +29,7 @@ import tf_support_schemas as schemas
 from analyzer.bundle import Bundle
 from analyzer.bundle.archive import DEFAULT_LIMITS, Limits
 from analyzer.errors import BundleError, ExitCode
-
-try:
-    from compression import zstd  # type: ignore[import-not-found]
-except ImportError:
-    from backports import zstd  # type: ignore[no-redef]
+from tf_support_schemas.archive import zstd
 
 READER_CODES = {
     ExitCode.NOT_A_BUNDLE,

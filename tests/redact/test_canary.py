@@ -22,11 +22,7 @@ from scenarioloader import load_scenario
 
 from analyzer.bundle import Bundle
 from emulator.server import Emulator
-
-try:
-    from compression import zstd  # type: ignore[import-not-found]
-except ImportError:
-    from backports import zstd  # type: ignore[no-redef]
+from tf_support_schemas.archive import zstd
 
 FIXTURE = Path(__file__).parent / "fixtures" / "canary"
 NS = "tensor-fusion-sys"

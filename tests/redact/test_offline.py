@@ -17,11 +17,7 @@ from collector.bundle import BundleWriter, dump_json
 from collector.errors import OutputError
 from collector.redact import Redactor
 from collector.redact.offline import InputError, redact_path
-
-try:
-    from compression import zstd  # type: ignore[import-not-found]
-except ImportError:
-    from backports import zstd  # type: ignore[no-redef]
+from tf_support_schemas.archive import zstd
 
 KEY = b"offline-test-key-0123456789abcde"
 LOG = "I0301 connect 10.0.3.17:443 with password=hunter2x on ip-10-0-3-17.ec2.internal\n"
