@@ -13,14 +13,14 @@ from pathlib import Path
 
 import click
 
-from tf_support_schemas import describe_artifact
+from tf_support_schemas import artifact_summary
 
 from . import __version__
 from .budget import parse_size
 from .entry import terminate
 from .errors import CollectError, ExitCode
 from .locate import Installation
-from .plan import coverage, default_plan, describe
+from .plan import coverage, default_plan, step_summary
 from .progress import make_progress
 from .redact import Redactor, key_from_env
 from .redact.mapfile import check_map_path, write_map
@@ -204,12 +204,12 @@ def _print_plan(opts: CollectOptions) -> None:
         click.echo(f"\n[{section}]")
         for command, step_id in commands:
             click.echo(f"  {command}")
-            click.echo(f"      covered by {step_id}: {describe(steps[step_id], namespace)}")
+            click.echo(f"      covered by {step_id}: {step_summary(steps[step_id], namespace)}")
     uncited = [s for s in plan if not s.manual]
     if uncited:
         click.echo("\n[also collected]")
         for step in uncited:
-            click.echo(f"  {step.id}: {describe(step, namespace)}")
+            click.echo(f"  {step.id}: {step_summary(step, namespace)}")
     if not opts.exec:
         click.echo("\n(--exec and --metrics steps run only when asked for)")
 
@@ -272,7 +272,7 @@ def _summary(result: CollectResult) -> None:
     absent = [a for a in result.artifacts if a["status"] == "not_found"]
     for art in [*result.failed, *absent]:
         # Named as the analyzer's report names it: the step, then what and where.
-        what = describe_artifact(art)
+        what = artifact_summary(art)
         click.echo(f"  {art['status']}: {art['step']}: {what}: {art.get('message', '')}", err=True)
     for warning in result.warnings:
         click.echo(f"warning: {warning}", err=True)

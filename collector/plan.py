@@ -452,7 +452,7 @@ def coverage(plan: tuple[Step, ...] = PLAN) -> dict[str, list[tuple[str, str]]]:
     return {k: found[k] for k in sorted(found, key=manual.section_order)}
 
 
-def describe(step: Step, namespace: str) -> str:
+def step_summary(step: Step, namespace: str) -> str:
     """One line saying what a step collects, for --dry-run."""
     where = {
         None: "cluster-wide",

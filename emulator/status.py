@@ -57,11 +57,6 @@ class ApiError(Exception):
         return int(self.status["code"])
 
 
-def qualified(rtype: ResourceType) -> str:
-    """The resource as error messages name it: "pods", "gpus.tensor-fusion.ai"."""
-    return f"{rtype.resource}.{rtype.group}" if rtype.group else rtype.resource
-
-
 def status_details(rtype: ResourceType, name: str | None) -> dict[str, Any]:
     """A Status's details for an error about one resource (and object)."""
     out: dict[str, Any] = {}
@@ -76,7 +71,7 @@ def status_details(rtype: ResourceType, name: str | None) -> dict[str, Any]:
 def not_found(rtype: ResourceType, name: str) -> ApiError:
     return ApiError(
         status_object(
-            404, f'{qualified(rtype)} "{name}" not found', details=status_details(rtype, name)
+            404, f'{rtype.display} "{name}" not found', details=status_details(rtype, name)
         )
     )
 

@@ -50,7 +50,7 @@ def _short(message: str, keep: int = 100) -> str:
     return message if len(message) <= 2 * keep else f"{message[:keep]} ... {message[-keep:]}"
 
 
-def describe_artifact(art: dict[str, Any]) -> str:
+def artifact_summary(art: dict[str, Any]) -> str:
     """What a manifest artifact is, in one line, as both tools name it: its kind and target."""
     kind = art.get("type")
     if kind == "log":

@@ -109,7 +109,6 @@ def _openai(value: str) -> bool:
 
 
 B64 = "[A-Za-z0-9+/]"
-B64URL = "[A-Za-z0-9_-]"
 _END = "(?![A-Za-z0-9_-])"  # no token character after an exact-length body
 _BECH32 = "[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]"
 _GH = "https://docs.github.com/en/code-security/secret-scanning/introduction/supported-secret-scanning-patterns"
@@ -559,10 +558,6 @@ FORMATS: tuple[TokenFormat, ...] = (
         ("abcdef.0123456789abcdef",), ("config.yaml.0123456789abcdef",), standalone=False,
     ),
 )
-
-
-def platforms() -> set[str]:
-    return {f.platform.split(" (")[0] for f in FORMATS}
 
 
 def kinds() -> set[str]:

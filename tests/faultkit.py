@@ -21,7 +21,7 @@ from typing import Any
 from emulator.cluster import ClusterData
 from emulator.execs import ExecSession
 from emulator.server import DEFAULT_USER, Emulator, Reply, Target
-from emulator.status import ApiError, not_found, qualified, status_details, status_object
+from emulator.status import ApiError, not_found, status_details, status_object
 from emulator.transport import Answer, Handler, Response
 
 # A hanging request is released at stop() or after this long, whichever comes first.
@@ -216,7 +216,7 @@ def forbidden_message(target: Target, user: str) -> str:
     resource = f"{rtype.resource}/log" if target.verb == "log" else rtype.resource
     if target.verb == "exec":
         resource = f"{rtype.resource}/exec"
-    subject = qualified(rtype) + (f' "{target.name}"' if target.name else "")
+    subject = rtype.display + (f' "{target.name}"' if target.name else "")
     scope = f'in the namespace "{target.namespace}"' if target.namespace else "at the cluster scope"
     return (
         f'{subject} is forbidden: User "{user}" cannot {verb} resource "{resource}" '
@@ -227,7 +227,7 @@ def forbidden_message(target: Target, user: str) -> str:
 def _resource_names(target: Target) -> set[str]:
     if target.rtype is None:
         return set()
-    return {target.rtype.resource, qualified(target.rtype)}
+    return {target.rtype.resource, target.rtype.display}
 
 
 class Hang:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import PurePath
 from typing import Any
 
-from tf_support_schemas import describe_artifact
+from tf_support_schemas import artifact_summary
 from tf_support_schemas.manual import load_manual
 
 from .. import __version__
@@ -122,7 +122,7 @@ def _finding(f: Finding, lang: str, manual: Any) -> dict[str, Any]:
 
 
 def _gap(art: dict[str, Any]) -> dict[str, Any]:
-    what = describe_artifact(art)
+    what = artifact_summary(art)
     return {
         "artifact": art["id"],
         "step": art.get("step", ""),

@@ -57,7 +57,7 @@ class Structured:
 
     def _walk(self, obj: Any, *, in_credentials: bool) -> Any:
         if isinstance(obj, dict):
-            if obj.get("kind") == "ConfigMap" and _is_helm_release_record(obj):
+            if _is_helm_release_record(obj):
                 return self._helm_release_record(obj)
             if obj.get("kind") == "Secret":
                 return self._secret_object(obj)
@@ -199,13 +199,13 @@ def _key_info(key: str) -> tuple[bool, str | None, bool]:
 
 
 def _is_helm_release_record(obj: dict[str, Any]) -> bool:
+    """A Helm release kept in a ConfigMap (the configmap storage driver)."""
     if obj.get("kind") != "ConfigMap":
         return False
     meta = obj.get("metadata")
     labels = meta.get("labels") if isinstance(meta, dict) else None
     return (
-        obj.get("kind") == "ConfigMap"
-        and isinstance(labels, dict)
+        isinstance(labels, dict)
         and labels.get("owner") == "helm"
         and isinstance(obj.get("data"), dict)
     )
