@@ -20,6 +20,7 @@ except ImportError:
 KINDS = {
     ("", "pods"): ("v1", "Pod", True),
     ("", "events"): ("v1", "Event", True),
+    ("events.k8s.io", "events"): ("v1", "Event", True),
     ("", "nodes"): ("v1", "Node", False),
     ("apps", "deployments"): ("v1", "Deployment", True),
     ("tensor-fusion.ai", "gpus"): ("v1", "GPU", False),

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from k8s.events import Occurrence, events_v1_to_core
 from k8s.selectors import parse_field_selector, parse_label_selector
 
 from ..errors import BundleError, ExitCode
@@ -101,6 +103,10 @@ class Bundle:
         self._loaded = loaded
         self._leaks = sorted(loaded.leaks, key=lambda leak: leak.member)
         self._objects: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+        # Each Event once, by (namespace, name), in the core/v1 shape; True when it came
+        # from events.k8s.io (the same Event read in the core view replaces it).
+        self._event_objects: dict[tuple[str, str], tuple[bool, dict[str, Any]]] = {}
+        self._occurrences: list[Occurrence] = []
         self._events: dict[tuple[str, str, str], list[dict[str, Any]]] = defaultdict(list)
         self._logs: dict[tuple[str, str, str, bool, str | None], Log] = {}
         self._exec: dict[tuple[str, str, str, str], ExecOutput] = {}
@@ -111,7 +117,7 @@ class Bundle:
         self._object_artifacts: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
         self._exec_by_pod: dict[tuple[str, str, str], list[ExecOutput]] = defaultdict(list)
         self._index()
-        del self._loaded  # every member read is in the indexes now
+        del self._loaded, self._event_objects  # every member read is in the indexes now
 
     @classmethod
     def open(cls, path: Path, limits: Limits = DEFAULT_LIMITS) -> Bundle:
@@ -157,8 +163,12 @@ class Bundle:
                 key=lambda o: (o["metadata"].get("namespace", ""), o["metadata"].get("name", ""))
             )
             self._indexes[key] = ObjectIndex(items)
-        for found in self._events.values():
-            found.sort(key=_event_time)
+        self._occurrences = sorted(
+            (Occurrence.of(ev) for _, ev in self._event_objects.values()),
+            key=lambda occ: occ.at or _NEVER,
+        )
+        for occ in self._occurrences:
+            self._events[occ.regarding].append(occ.event)
         for (ns, pod, _, check), out in sorted(self._exec.items()):
             self._exec_by_pod[(ns, pod, check)].append(out)
         self._whole_logs = [self._logs[k] for k in sorted(self._logs, key=str) if k[4] is None]
@@ -176,10 +186,13 @@ class Bundle:
             obj.setdefault("kind", art.get("kind", ""))
             self._objects[key].append(obj)
             if obj["kind"] == "Event":
-                inv = obj.get("involvedObject") or obj.get("regarding") or {}
-                self._events[
-                    (inv.get("kind", ""), inv.get("namespace", ""), inv.get("name", ""))
-                ].append(obj)
+                self._keep_event(key[0] == "events.k8s.io", obj)
+
+    def _keep_event(self, v1: bool, ev: dict[str, Any]) -> None:
+        ident = (ev["metadata"].get("namespace", ""), ev["metadata"].get("name", ""))
+        held = self._event_objects.get(ident)
+        if held is None or (held[0] and not v1):
+            self._event_objects[ident] = (v1, events_v1_to_core(ev) if v1 else ev)
 
     def _index_log(self, art: dict[str, Any]) -> None:
         lines: tuple[str, ...] = ()
@@ -258,12 +271,18 @@ class Bundle:
             self._queries[key] = found
         return list(found)
 
+    def events(self) -> list[Occurrence]:
+        """Every Event once (read in both API groups, its core/v1 view), in the order it last
+        happened (see k8s.events.last_time)."""
+        return list(self._occurrences)
+
     def events_for(self, obj: dict[str, Any]) -> list[dict[str, Any]]:
+        """The Events about `obj`, in their core/v1 shape, in the order they last happened."""
         meta = obj.get("metadata") or {}
         found = self._events.get(
-            (obj.get("kind", ""), meta.get("namespace", ""), meta.get("name", "")), []
+            (obj.get("kind") or "", meta.get("namespace") or "", meta.get("name") or ""), []
         )
-        return list(found)  # sorted by time once, at load
+        return list(found)
 
     def has_logs(self, namespace: str, pod: str) -> bool:
         """Whether any log of the pod was planned (collected or not)."""
@@ -337,5 +356,4 @@ class Bundle:
         return [a for a in self.artifacts if a["status"] == "not_found"]
 
 
-def _event_time(ev: dict[str, Any]) -> str:
-    return str(ev.get("lastTimestamp") or ev.get("eventTime") or ev.get("firstTimestamp") or "")
+_NEVER = datetime.min.replace(tzinfo=timezone.utc)  # where an Event of unknown time sorts
