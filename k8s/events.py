@@ -34,56 +34,49 @@ class Occurrence:
     def of(cls, ev: dict[str, Any]) -> Occurrence:
         """`ev` must be in the core/v1 shape (see events_v1_to_core)."""
         last = last_time(ev)
+        about = ev.get("involvedObject")
+        about = about if isinstance(about, dict) else {}
         return cls(
             ev,
-            _text(ev, "type"),
-            _text(ev, "reason"),
-            _text(ev, "message"),
-            (
-                _text(ev, "involvedObject", "kind"),
-                _text(ev, "involvedObject", "namespace"),
-                _text(ev, "involvedObject", "name"),
-            ),
+            _text(ev.get("type")),
+            _text(ev.get("reason")),
+            _text(ev.get("message")),
+            (_text(about.get("kind")), _text(about.get("namespace")), _text(about.get("name"))),
             count(ev),
-            _text(ev, "firstTimestamp") or _text(ev, "eventTime") or last,
+            _text(ev.get("firstTimestamp")) or _text(ev.get("eventTime")) or last,
             last,
             parse_time(last),
         )
 
 
-def _at(ev: Any, *path: str) -> Any:
-    for key in path:
-        ev = ev.get(key) if isinstance(ev, Mapping) else None
-    return ev
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
 
 
-def _text(ev: Any, *path: str) -> str:
-    found = _at(ev, *path)
-    return found if isinstance(found, str) else ""
+def _field(ev: Any, key: str, inner: str) -> Any:
+    found = ev.get(key) if isinstance(ev, dict) else None
+    return found.get(inner) if isinstance(found, dict) else None
 
 
 def last_time(ev: Any) -> str:
     """When a core/v1 Event last happened, by what `kubectl events` sorts on: the last of its
     series (events.k8s.io recorders, whose lastTimestamp is null), lastTimestamp (the old
     recorders), eventTime; then when it first happened, or was stored; "" when none is set."""
-    for path in (
-        ("series", "lastObservedTime"),
-        ("lastTimestamp",),
-        ("eventTime",),
-        ("firstTimestamp",),
-        ("metadata", "creationTimestamp"),
-    ):
-        found = _text(ev, *path)
-        if found:
-            return found
-    return ""
+    if not isinstance(ev, dict):
+        return ""
+    return (
+        _text(_field(ev, "series", "lastObservedTime"))
+        or _text(ev.get("lastTimestamp"))
+        or _text(ev.get("eventTime"))
+        or _text(ev.get("firstTimestamp"))
+        or _text(_field(ev, "metadata", "creationTimestamp"))
+    )
 
 
 def count(ev: Any) -> int:
     """How many times a core/v1 Event happened: its series' count (events.k8s.io recorders,
     whose count is null), its count (the old recorders), else once."""
-    for path in (("series", "count"), ("count",)):
-        found = _at(ev, *path)
+    for found in (_field(ev, "series", "count"), ev.get("count") if isinstance(ev, dict) else 0):
         if type(found) is int and found > 0:
             return found
     return 1
