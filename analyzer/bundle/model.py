@@ -18,7 +18,6 @@ from k8s.selectors import parse_field_selector, parse_label_selector
 
 from ..errors import BundleError, ExitCode
 from .archive import DEFAULT_LIMITS, Limits
-from .index import ObjectIndex
 from .leaks import Leak
 from .loading import OK_STATUSES, Loaded, load, parse_json
 
@@ -94,7 +93,7 @@ def ref(obj: dict[str, Any]) -> str:
 
 
 class Bundle:
-    """One bundle, read and validated; every accessor is a lookup in an index."""
+    """One bundle, read and validated once, its data arranged by the names it is asked by."""
 
     def __init__(self, loaded: Loaded, source: str) -> None:
         self.manifest = loaded.manifest
@@ -111,9 +110,6 @@ class Bundle:
         self._logs: dict[tuple[str, str, str, bool, str | None], Log] = {}
         self._exec: dict[tuple[str, str, str, str], ExecOutput] = {}
         self._documents: dict[str, tuple[Any, str, str]] = {}  # helm, metrics
-        self._indexes: dict[tuple[str, str], ObjectIndex] = {}
-        self._queries: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
-        self._coverage: dict[tuple[str, str, str | None], Coverage] = {}
         self._object_artifacts: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
         self._exec_by_pod: dict[tuple[str, str, str], list[ExecOutput]] = defaultdict(list)
         self._index()
@@ -158,11 +154,10 @@ class Bundle:
         for art in self.artifacts:
             if art["type"] == "objects":
                 self._object_artifacts[(art.get("resource"), art.get("group", ""))].append(art)
-        for key, items in self._objects.items():
+        for items in self._objects.values():
             items.sort(
                 key=lambda o: (o["metadata"].get("namespace", ""), o["metadata"].get("name", ""))
             )
-            self._indexes[key] = ObjectIndex(items)
         self._occurrences = sorted(
             (Occurrence.of(ev) for _, ev in self._event_objects.values()),
             key=lambda occ: occ.at or _NEVER,
@@ -251,25 +246,19 @@ class Bundle:
         labels: str | None = None,
         fields: str | None = None,
     ) -> list[dict[str, Any]]:
-        """Objects of a resource; `labels`/`fields` use Kubernetes selector syntax.
-
-        Answers come from the resource's index and are remembered per query: rules ask the
-        same questions for every subject."""
-        key = (resource, group, namespace, labels or None, fields or None)
-        found = self._queries.get(key)
-        if found is None:
-            index = self._indexes.get((group, resource))
-            found = (
-                index.select(
-                    namespace,
-                    parse_label_selector(labels) if labels else None,
-                    parse_field_selector(fields) if fields else None,
-                )
-                if index
-                else []
-            )
-            self._queries[key] = found
-        return list(found)
+        """Objects of a resource, in (namespace, name) order; `labels`/`fields` use Kubernetes
+        selector syntax. Each answer is one pass over the resource's objects: rules and reports
+        ask a bundle a few dozen such questions, whatever its size (a rule's `where` picks
+        per subject, and has its index: see rules/bindings.py)."""
+        in_labels = parse_label_selector(labels) if labels else None
+        in_fields = parse_field_selector(fields) if fields else None
+        return [
+            obj
+            for obj in self._objects.get((group, resource), ())
+            if (namespace is None or obj["metadata"].get("namespace") == namespace)
+            and (in_labels is None or in_labels.matches(obj["metadata"].get("labels")))
+            and (in_fields is None or in_fields.matches(obj))
+        ]
 
     def events(self) -> list[Occurrence]:
         """Every Event once (read in both API groups, its core/v1 view), in the order it last
@@ -316,12 +305,6 @@ class Bundle:
 
     def coverage(self, resource: str, *, group: str = "", namespace: str | None = None) -> Coverage:
         """Was `resource` (in `namespace`, or everywhere) collected? The reason if not."""
-        key = (resource, group, namespace)
-        if key not in self._coverage:
-            self._coverage[key] = self._coverage_of(resource, group, namespace)
-        return self._coverage[key]
-
-    def _coverage_of(self, resource: str, group: str, namespace: str | None) -> Coverage:
         relevant = [
             a
             for a in self._object_artifacts.get((resource, group), [])
