@@ -2,7 +2,8 @@
 """How tf-analyze scales: generated bundles of 1,000 and 10,000 pods, the full rule set.
 
     python bench/analyze_scale.py [--sizes 1000:100,10000:1000] [--gpus-per-node 8]
-                                  [--faults pending-quota,...] [--keep DIR] [--profile]
+                                  [--faults pending-quota,...] [--keep DIR | --bundles DIR]
+                                  [--runs N] [--without selection-index] [--profile]
 
 Each size is a cluster grown from the `healthy` sample scenario: its GPU node (Node, GPUNode,
 hypervisor pod with its events and logs, GPUs) cloned to the wanted number of GPU nodes, and its
@@ -21,6 +22,12 @@ then the budgets: 1,000 pods in at most 1 s, 10,000 pods in at most 8 s, peak RS
 500 MB, and time growing no faster than the bundle (10x data, ~10x time). Cloned pods are as
 individual as a real cluster's (start times, container IDs, token volume, addresses):
 replicas share their spec only.
+
+`--bundles DIR` analyses the bundles an earlier `--keep DIR` run kept (reports go elsewhere).
+`--runs N` analyses each bundle N times and prints the fastest run (a shared machine's noise
+only ever adds time) with the largest peak RSS. `--without NAME` also prints each size
+analysed without one of the indexes tf-analyze keeps (WITHOUT), so each one's worth can be
+read off: it is replaced in the measured process only.
 """
 
 from __future__ import annotations
@@ -67,6 +74,24 @@ REPLICAS = 8  # pods per cloned workload
 EVENTFUL = 5  # one cloned pod in EVENTFUL keeps its events (the others' have expired, TTL 1h)
 TARGET_SECONDS = {1000: 1.0, 10000: 8.0}  # pods -> seconds
 TARGET_RSS_MB = 500.0
+
+# What --without takes out of tf-analyze, as code run before it in the measured process.
+WITHOUT = {
+    # A rule's `where` binding answered by a pass over the binding's objects for each
+    # subject, instead of from the index per key that rules/bindings.py builds once per rule.
+    "selection-index": """
+from analyzer.rules import bindings
+
+class Scan:
+    def __init__(self, objects, key):
+        self.objects, self.key = objects, key
+
+    def get(self, value, default=()):
+        return [o for o in self.objects if value in bindings._values_at(o, self.key)] or default
+
+bindings._index = Scan
+""",
+}
 
 
 # ---------------------------------------------------------------------- generation
@@ -355,15 +380,19 @@ def compile_once() -> None:
 
 
 def analyze(
-    bundle: Path, report: Path, profile: Path | None, timeout: float
+    bundle: Path, report: Path, profile: Path | None, timeout: float, without: str | None = None
 ) -> tuple[float, float, float, bool]:
     """(wall seconds, CPU seconds, peak RSS MB, finished) of one tf-analyze run, stopped at
-    `timeout`. CPU time (user + system, of every process it ran) varies less than wall time
-    on a shared machine; the budgets are wall time."""
+    `timeout`, without WITHOUT[without] if given. CPU time (user + system, of every process it
+    ran) varies less than wall time on a shared machine; the budgets are wall time."""
     argv = [sys.executable]
     if profile is not None:
         argv += ["-m", "cProfile", "-o", str(profile)]
-    argv += ["-m", "analyzer", str(bundle), "--format", "json", "-o", str(report)]
+    if without is None:
+        argv += ["-m", "analyzer"]
+    else:
+        argv += ["-c", WITHOUT[without] + "from analyzer.entry import main\nmain()"]
+    argv += [str(bundle), "--format", "json", "-o", str(report)]
     t0 = time.perf_counter()
     proc = subprocess.Popen(
         argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=_installed_env()
@@ -454,6 +483,8 @@ def main() -> None:
     ap.add_argument("--faults", default=",".join(DEFAULT_FAULTS), help="sample scenarios to add")
     ap.add_argument("--keep", type=Path, help="keep bundles and reports in this directory")
     ap.add_argument("--bundles", type=Path, help="reuse bundles kept by an earlier --keep run")
+    ap.add_argument("--runs", type=int, default=1, help="analyse each bundle N times: the fastest")
+    ap.add_argument("--without", choices=sorted(WITHOUT), help="also analyse without this index")
     ap.add_argument("--profile", action="store_true", help="write a cProfile file per size")
     ap.add_argument(
         "--timeout", type=float, default=1800, help="stop an analysis after this many seconds"
@@ -462,12 +493,12 @@ def main() -> None:
     sizes = [tuple(int(x) for x in s.split(":")) for s in args.sizes.split(",")]
     faults = [f for f in args.faults.split(",") if f]
     with tempfile.TemporaryDirectory() as tmp:
-        work = args.keep or args.bundles or Path(tmp)
+        work = args.keep or Path(tmp)
         work.mkdir(parents=True, exist_ok=True)
         results: list[tuple[int, float, float, int]] = []
         compile_once()
         for pods, gpu_nodes in sizes:
-            bundle = work / f"bundle-{pods}.tar.zst"
+            bundle = (args.bundles or work) / f"bundle-{pods}.tar.zst"
             if args.bundles is None:
                 # In a process of its own: a child's peak RSS counts the pages of the process
                 # it was forked from, so the measuring one must not have held the cluster.
@@ -480,20 +511,42 @@ def main() -> None:
                     raise SystemExit(f"generating the {pods}-pod bundle failed")
             report = work / f"report-{pods}.json"
             profile = work / f"analyze-{pods}.prof" if args.profile else None
-            wall, cpu, rss, finished = analyze(bundle, report, profile, args.timeout)
+            wall, rss, finished = _measure(f"analyze {pods} pods", args, bundle, report, profile)
             results.append((pods, wall, rss, bundle.stat().st_size))
-            if finished:
-                print(
-                    f"analyze {pods} pods: {wall:.2f} s ({cpu:.2f} s CPU), peak RSS {rss:.0f} MB; "
-                    f"{_findings(report)}"
-                )
-            else:
-                print(
-                    f"analyze {pods} pods: stopped after {wall:.0f} s, peak RSS {rss:.0f} MB so far"
-                )
             if profile is not None:
                 print(f"  profile: python -m pstats {profile}")
+            if args.without:
+                name, report = f"  without {args.without}", work / f"report-{pods}-without.json"
+                _measure(name, args, bundle, report, None, args.without)
         _verdict(results, stopped=not finished)
+
+
+def _measure(
+    name: str,
+    args: argparse.Namespace,
+    bundle: Path,
+    report: Path,
+    profile: Path | None,
+    without: str | None = None,
+) -> tuple[float, float, bool]:
+    """Analyse `bundle` --runs times and print the fastest run: (its wall seconds, the largest
+    peak RSS, whether every run finished)."""
+    runs = [
+        analyze(bundle, report, profile, args.timeout, without) for _ in range(max(1, args.runs))
+    ]
+    wall, cpu, _, _ = min(runs)
+    rss = max(r[2] for r in runs)
+    finished = all(r[3] for r in runs)
+    best = f", best of {len(runs)}" if len(runs) > 1 else ""
+    if finished:
+        print(
+            f"{name}: {wall:.2f} s ({cpu:.2f} s CPU{best}), peak RSS {rss:.0f} MB; "
+            f"{_findings(report)}",
+            flush=True,
+        )
+    else:
+        print(f"{name}: stopped after {wall:.0f} s, peak RSS {rss:.0f} MB so far", flush=True)
+    return wall, rss, finished
 
 
 def _verdict(results: list[tuple[int, float, float, int]], stopped: bool) -> None:

@@ -16,6 +16,7 @@ from tf_support_schemas.archive import zstd
 KINDS = {
     ("", "pods"): ("v1", "Pod", True),
     ("", "events"): ("v1", "Event", True),
+    ("events.k8s.io", "events"): ("v1", "Event", True),
     ("", "nodes"): ("v1", "Node", False),
     ("apps", "deployments"): ("v1", "Deployment", True),
     ("tensor-fusion.ai", "gpus"): ("v1", "GPU", False),

@@ -9,14 +9,15 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from k8s.events import Occurrence, events_v1_to_core
 from k8s.selectors import parse_field_selector, parse_label_selector
 
 from ..errors import BundleError, ExitCode
 from .archive import DEFAULT_LIMITS, Limits
-from .index import ObjectIndex
 from .leaks import Leak
 from .loading import OK_STATUSES, Loaded, load, parse_json
 
@@ -92,7 +93,7 @@ def ref(obj: dict[str, Any]) -> str:
 
 
 class Bundle:
-    """One bundle, read and validated; every accessor is a lookup in an index."""
+    """One bundle, read and validated once, its data arranged by the names it is asked by."""
 
     def __init__(self, loaded: Loaded, source: str) -> None:
         self.manifest = loaded.manifest
@@ -101,17 +102,18 @@ class Bundle:
         self._loaded = loaded
         self._leaks = sorted(loaded.leaks, key=lambda leak: leak.member)
         self._objects: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+        # Each Event once, by (namespace, name), in the core/v1 shape; True when it came
+        # from events.k8s.io (the same Event read in the core view replaces it).
+        self._event_objects: dict[tuple[str, str], tuple[bool, dict[str, Any]]] = {}
+        self._occurrences: list[Occurrence] = []
         self._events: dict[tuple[str, str, str], list[dict[str, Any]]] = defaultdict(list)
         self._logs: dict[tuple[str, str, str, bool, str | None], Log] = {}
         self._exec: dict[tuple[str, str, str, str], ExecOutput] = {}
         self._documents: dict[str, tuple[Any, str, str]] = {}  # helm, metrics
-        self._indexes: dict[tuple[str, str], ObjectIndex] = {}
-        self._queries: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
-        self._coverage: dict[tuple[str, str, str | None], Coverage] = {}
         self._object_artifacts: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
         self._exec_by_pod: dict[tuple[str, str, str], list[ExecOutput]] = defaultdict(list)
         self._index()
-        del self._loaded  # every member read is in the indexes now
+        del self._loaded, self._event_objects  # every member read is in the indexes now
 
     @classmethod
     def open(cls, path: Path, limits: Limits = DEFAULT_LIMITS) -> Bundle:
@@ -152,13 +154,16 @@ class Bundle:
         for art in self.artifacts:
             if art["type"] == "objects":
                 self._object_artifacts[(art.get("resource"), art.get("group", ""))].append(art)
-        for key, items in self._objects.items():
+        for items in self._objects.values():
             items.sort(
                 key=lambda o: (o["metadata"].get("namespace", ""), o["metadata"].get("name", ""))
             )
-            self._indexes[key] = ObjectIndex(items)
-        for found in self._events.values():
-            found.sort(key=_event_time)
+        self._occurrences = sorted(
+            (Occurrence.of(ev) for _, ev in self._event_objects.values()),
+            key=lambda occ: occ.at or _NEVER,
+        )
+        for occ in self._occurrences:
+            self._events[occ.regarding].append(occ.event)
         for (ns, pod, _, check), out in sorted(self._exec.items()):
             self._exec_by_pod[(ns, pod, check)].append(out)
         self._whole_logs = [self._logs[k] for k in sorted(self._logs, key=str) if k[4] is None]
@@ -176,10 +181,13 @@ class Bundle:
             obj.setdefault("kind", art.get("kind", ""))
             self._objects[key].append(obj)
             if obj["kind"] == "Event":
-                inv = obj.get("involvedObject") or obj.get("regarding") or {}
-                self._events[
-                    (inv.get("kind", ""), inv.get("namespace", ""), inv.get("name", ""))
-                ].append(obj)
+                self._keep_event(key[0] == "events.k8s.io", obj)
+
+    def _keep_event(self, v1: bool, ev: dict[str, Any]) -> None:
+        ident = (ev["metadata"].get("namespace", ""), ev["metadata"].get("name", ""))
+        held = self._event_objects.get(ident)
+        if held is None or (held[0] and not v1):
+            self._event_objects[ident] = (v1, events_v1_to_core(ev) if v1 else ev)
 
     def _index_log(self, art: dict[str, Any]) -> None:
         lines: tuple[str, ...] = ()
@@ -238,32 +246,32 @@ class Bundle:
         labels: str | None = None,
         fields: str | None = None,
     ) -> list[dict[str, Any]]:
-        """Objects of a resource; `labels`/`fields` use Kubernetes selector syntax.
+        """Objects of a resource, in (namespace, name) order; `labels`/`fields` use Kubernetes
+        selector syntax. Each answer is one pass over the resource's objects: rules and reports
+        ask a bundle a few dozen such questions, whatever its size (a rule's `where` picks
+        per subject, and has its index: see rules/bindings.py)."""
+        in_labels = parse_label_selector(labels) if labels else None
+        in_fields = parse_field_selector(fields) if fields else None
+        return [
+            obj
+            for obj in self._objects.get((group, resource), ())
+            if (namespace is None or obj["metadata"].get("namespace") == namespace)
+            and (in_labels is None or in_labels.matches(obj["metadata"].get("labels")))
+            and (in_fields is None or in_fields.matches(obj))
+        ]
 
-        Answers come from the resource's index and are remembered per query: rules ask the
-        same questions for every subject."""
-        key = (resource, group, namespace, labels or None, fields or None)
-        found = self._queries.get(key)
-        if found is None:
-            index = self._indexes.get((group, resource))
-            found = (
-                index.select(
-                    namespace,
-                    parse_label_selector(labels) if labels else None,
-                    parse_field_selector(fields) if fields else None,
-                )
-                if index
-                else []
-            )
-            self._queries[key] = found
-        return list(found)
+    def events(self) -> list[Occurrence]:
+        """Every Event once (read in both API groups, its core/v1 view), in the order it last
+        happened (see k8s.events.last_time)."""
+        return list(self._occurrences)
 
     def events_for(self, obj: dict[str, Any]) -> list[dict[str, Any]]:
+        """The Events about `obj`, in their core/v1 shape, in the order they last happened."""
         meta = obj.get("metadata") or {}
         found = self._events.get(
-            (obj.get("kind", ""), meta.get("namespace", ""), meta.get("name", "")), []
+            (obj.get("kind") or "", meta.get("namespace") or "", meta.get("name") or ""), []
         )
-        return list(found)  # sorted by time once, at load
+        return list(found)
 
     def has_logs(self, namespace: str, pod: str) -> bool:
         """Whether any log of the pod was planned (collected or not)."""
@@ -297,12 +305,6 @@ class Bundle:
 
     def coverage(self, resource: str, *, group: str = "", namespace: str | None = None) -> Coverage:
         """Was `resource` (in `namespace`, or everywhere) collected? The reason if not."""
-        key = (resource, group, namespace)
-        if key not in self._coverage:
-            self._coverage[key] = self._coverage_of(resource, group, namespace)
-        return self._coverage[key]
-
-    def _coverage_of(self, resource: str, group: str, namespace: str | None) -> Coverage:
         relevant = [
             a
             for a in self._object_artifacts.get((resource, group), [])
@@ -337,5 +339,4 @@ class Bundle:
         return [a for a in self.artifacts if a["status"] == "not_found"]
 
 
-def _event_time(ev: dict[str, Any]) -> str:
-    return str(ev.get("lastTimestamp") or ev.get("eventTime") or ev.get("firstTimestamp") or "")
+_NEVER = datetime.min.replace(tzinfo=timezone.utc)  # where an Event of unknown time sorts

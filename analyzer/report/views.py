@@ -417,18 +417,6 @@ def _capacity_row(obj: dict[str, Any], kind: str, unknown: str | None) -> dict[s
 
 
 # ------------------------------------------------------------------------------ warnings
-def _event_time(ev: dict[str, Any]) -> str:
-    series = ev.get("series") or {}
-    return str(
-        ev.get("lastTimestamp")
-        or series.get("lastObservedTime")
-        or ev.get("eventTime")
-        or ev.get("firstTimestamp")
-        or (ev.get("metadata") or {}).get("creationTimestamp")
-        or ""
-    )
-
-
 def _epoch(text: str) -> int | None:
     when = parse_time(text)
     return int(when.timestamp()) if when else None
@@ -437,34 +425,26 @@ def _epoch(text: str) -> int | None:
 def warning_events(bundle: Bundle, now: datetime) -> dict[str, Any]:
     """Warning events, oldest first (the newest MAX_WARNINGS when there are more), with the
     window of the timeline: from the first of them to the collection."""
-    seen: dict[str, dict[str, Any]] = {}
-    for group in ("", "events.k8s.io"):
-        for ev in bundle.objects("events", group=group):
-            if ev.get("type") != "Warning":
-                continue
-            inv = ev.get("involvedObject") or ev.get("regarding") or {}
-            obj = "/".join(p for p in (inv.get("kind"), inv.get("namespace"), inv.get("name")) if p)
-            message = str(ev.get("message") or ev.get("note") or "")
-            if len(message) > MESSAGE_CHARS:
-                message = message[:MESSAGE_CHARS] + "…"
-            time = _event_time(ev)
-            first = str(ev.get("firstTimestamp") or ev.get("eventTime") or time)
-            seen.setdefault(
-                ref(ev),
-                {
-                    "id": ref(ev),
-                    "time": time,
-                    "epoch": _epoch(time),
-                    "first_epoch": _epoch(first),
-                    "reason": str(ev.get("reason") or ""),
-                    "object": obj,
-                    "count": int((ev.get("series") or {}).get("count") or ev.get("count") or 1),
-                    "message": message,
-                },
-            )
-    items = sorted(
-        seen.values(), key=lambda e: (e["epoch"] or 0, e["object"], e["reason"], e["id"])
-    )
+    seen: list[dict[str, Any]] = []
+    for occ in bundle.events():
+        if occ.type != "Warning":
+            continue
+        message = occ.message
+        if len(message) > MESSAGE_CHARS:
+            message = message[:MESSAGE_CHARS] + "…"
+        seen.append(
+            {
+                "id": ref(occ.event),
+                "time": occ.last,
+                "epoch": int(occ.at.timestamp()) if occ.at else None,
+                "first_epoch": _epoch(occ.first),
+                "reason": occ.reason,
+                "object": "/".join(p for p in occ.regarding if p),
+                "count": occ.count,
+                "message": message,
+            }
+        )
+    items = sorted(seen, key=lambda e: (e["epoch"] or 0, e["object"], e["reason"], e["id"]))
     total = len(items)
     items = items[-MAX_WARNINGS:]
     times = [t for e in items for t in (e["first_epoch"], e["epoch"]) if t is not None]

@@ -149,7 +149,7 @@ class Variables(dict):  # type: ignore[type-arg]
 class PerSubject:
     """How a rule's per-subject names are read: the same for every subject of the rule."""
 
-    def __init__(self, rule: Rule, bundle: Bundle, shared: dict[str, Any], indexes: Indexes):
+    def __init__(self, rule: Rule, bundle: Bundle, shared: dict[str, Any]):
         self.bundle = bundle
         self.readers: dict[str, tuple[Reader, Any]] = {}
         checks = bundle.exec_checks()
@@ -171,7 +171,7 @@ class PerSubject:
                     missing = Missing.of("check_not_run", check=spec["check"])
                     self.readers[name] = (_never_run, Unavailable(missing, for_subject=True))
         for name, where in rule.where.items():
-            selection = Selection(rule.bindings[name], shared[name], indexes)
+            selection = Selection(shared[name], where)
             self.readers[name] = (selection.pick, where)
         for name, expr in rule.lets.items():
             self.readers[name] = (_let, expr)
@@ -292,23 +292,14 @@ def log_lines(bundle: Bundle, pod: dict[str, Any], spec: LogSpec) -> list[str]:
 
 
 # ------------------------------------------------------------------------------ selections
-# (binding, key) -> the binding's objects by the value at `key`; shared by every rule of an
-# analysis that selects the same objects by the same key.
-Indexes = dict[tuple[str, str], dict[Any, list[dict[str, Any]]]]
-
-
 class Selection:
     """A binding's objects narrowed to each subject by `where` (key -> value expression),
-    answered from an index per key."""
+    answered from an index per key, built once per rule: a scan per subject would cost
+    subjects x objects."""
 
-    def __init__(self, spec: dict[str, Any], objects: list[dict[str, Any]], indexes: Indexes):
+    def __init__(self, objects: list[dict[str, Any]], where: tuple[tuple[str, Expr], ...]):
         self.position = {id(o): i for i, o in enumerate(objects)}
-        base = repr(sorted((k, v) for k, v in spec.items() if k != "where"))
-        self.indexes = {}
-        for key in spec["where"]:
-            if (base, key) not in indexes:
-                indexes[(base, key)] = _index(objects, key)
-            self.indexes[key] = indexes[(base, key)]
+        self.indexes = {key: _index(objects, key) for key, _ in where}
 
     def pick(self, variables: Variables, where: tuple[tuple[str, Expr], ...]) -> list[Any]:
         """The objects picked for the subject whose variables these are, in bundle order."""

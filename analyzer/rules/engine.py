@@ -19,7 +19,6 @@ from ..i18n import missing_text
 from ..results import Analysis, Finding, RuleResult
 from ..verdict import recollect_command
 from .bindings import (
-    Indexes,
     PerSubject,
     RuleEvalError,
     Unavailable,
@@ -35,8 +34,7 @@ from .subjects import place
 
 def analyze(bundle: Bundle, rules: list[Rule]) -> Analysis:
     tf = tf_context(bundle)
-    indexes: Indexes = {}
-    results = [evaluate(rule, bundle, tf, indexes) for rule in rules]
+    results = [evaluate(rule, bundle, tf) for rule in rules]
     depends = {rule.id: rule.depends_on for rule in rules}
     for finding in (f for r in results for f in r.findings):
         place(bundle, finding, depends[finding.rule_id])
@@ -104,9 +102,7 @@ def summary(bundle: Bundle) -> dict[str, Any]:
     }
 
 
-def evaluate(
-    rule: Rule, bundle: Bundle, tf: dict[str, Any], indexes: Indexes | None = None
-) -> RuleResult:
+def evaluate(rule: Rule, bundle: Bundle, tf: dict[str, Any]) -> RuleResult:
     result = RuleResult(rule.id, rule.manual, rule.severity, rule.section, "passed")
     try:
         shared = shared_bindings(rule, bundle)
@@ -116,7 +112,7 @@ def evaluate(
         return result
     # The expressions read the bundle's objects in place: nothing is converted or copied.
     base = {"tf": tf, **{k: v for k, v in shared.items() if k not in rule.where}}
-    per_subject = PerSubject(rule, bundle, shared, {} if indexes is None else indexes)
+    per_subject = PerSubject(rule, bundle, shared)
     by_id: dict[str, Finding] = {}
     for subject in objects:
         variables = per_subject.variables(base, subject)
@@ -129,7 +125,6 @@ def evaluate(
             finding = _finding(rule, variables, subject) if fired else None
         except Unavailable as exc:
             result.gaps.append((exc.missing, exc.where_for(subject)))
-            _unlink(exc)
             continue
         except RuleEvalError as exc:
             result.errors.append(f"{ref(subject) if subject else '(bundle)'}: {exc}")
@@ -151,15 +146,6 @@ def evaluate(
     return result
 
 
-def _unlink(exc: BaseException | None) -> None:
-    """Drop the traceback of a handled exception that a subject's variables keep (data found
-    missing, said again on a second read), and of its causes: it holds the frames it passed,
-    which hold the variables, a cycle only the cyclic collector would free."""
-    while exc is not None:
-        exc.__traceback__ = None
-        exc = exc.__cause__ or exc.__context__
-
-
 def _finding_ref(subject: dict[str, Any]) -> str:
     """What a finding is about: the object itself, or for an Event the object it is about
     (an Event's name changes with every occurrence; comparing bundles needs the same ref)."""
@@ -175,14 +161,12 @@ def _run_or_missing(
     try:
         return run(expr, variables)
     except Unavailable as exc:
-        _unlink(exc)
         where = exc.where_for(variables.subject)
         text = missing_text(exc.missing)
         missing.append(f"(not collected: {text}{': ' + where if where else ''})")
         return default
     except RuleEvalError as exc:
         # The rule's condition held: a value it could not show must not lose the finding.
-        _unlink(exc)
         missing.append(f"(could not be shown: {exc})")
         return default
 

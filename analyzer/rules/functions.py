@@ -10,6 +10,7 @@ import functools
 import re
 from typing import Any
 
+from k8s import events
 from k8s.quantity import quantity
 from k8s.selectors import SelectorError, parse_label_selector
 from k8s.tensorfusion import gpu_workload, requests_native_gpu
@@ -36,23 +37,6 @@ def dig(obj: Any, path: str, default: Any = None) -> Any:
         if cur is None:
             return default
     return cur
-
-
-def event_count(event: Any) -> int:
-    """How many times an Event happened, in either shape the core/v1 API serves: `count` of
-    the old recorders, `series.count` of events.k8s.io ones (whose `count` is null), else 1."""
-    count = dig(event, "series.count") or dig(event, "count")
-    return count if type(count) is int and count > 0 else 1
-
-
-def event_time(event: Any) -> str:
-    """When an Event last happened, in either shape: `lastTimestamp` of the old recorders,
-    `series.lastObservedTime` or `eventTime` of events.k8s.io ones; "" when none is set."""
-    for path in ("lastTimestamp", "series.lastObservedTime", "eventTime", "firstTimestamp"):
-        value = dig(event, path)
-        if isinstance(value, str) and value:
-            return value
-    return ""
 
 
 def annotation(obj: Any, key: str) -> str:
@@ -218,8 +202,9 @@ def _sum(values: list[Any]) -> float:
 FUNCTIONS = {
     "quantity": quantity,
     "dig": dig,
-    "event_count": event_count,
-    "event_time": event_time,
+    # An Event's count and last time, read as the bundle orders Events (k8s/events.py).
+    "event_count": events.count,
+    "event_time": events.last_time,
     "annotation": annotation,
     "label": label,
     "extract": extract,

@@ -1,4 +1,5 @@
-"""The reader's indexes answer exactly what a linear scan of the same objects answers."""
+"""The reader answers selectors exactly as an independent scan of the same objects does, and
+finds the Events about an object."""
 
 from __future__ import annotations
 
@@ -105,7 +106,7 @@ def test_selectors_answer_like_a_scan(
     assert refs == _scan(pods, namespace, labels, fields)  # same set, in (namespace, name) order
 
 
-def test_a_remembered_answer_cannot_be_changed_by_its_caller(
+def test_an_answer_cannot_be_changed_by_its_caller(
     indexed: tuple[Bundle, list[dict[str, Any]]],
 ) -> None:
     bundle, _ = indexed
@@ -142,4 +143,48 @@ def test_events_are_indexed_by_involved_object_and_sorted_by_time(tmp_path: Path
     assert [e["reason"] for e in bundle.events_for(pod)] == ["early", "late"]
     assert bundle.coverage("events", namespace="ns").ok
     assert not bundle.coverage("nodes").ok
-    assert bundle.coverage("nodes") is bundle.coverage("nodes")  # remembered
+
+
+def test_events_of_both_api_groups_are_read_once_in_the_core_shape(tmp_path: Path) -> None:
+    """An events.k8s.io Event reads like a core/v1 one (note as message, regarding as
+    involvedObject); one served in both groups counts once, as its core/v1 copy; a series is
+    placed by when it last happened, as `kubectl events` orders them."""
+    pod = {"kind": "Pod", "metadata": {"name": "p", "namespace": "ns"}}
+    about = {"kind": "Pod", "namespace": "ns", "name": "p"}
+    series = {
+        "metadata": {"name": "series", "namespace": "ns"},
+        "regarding": about,
+        "reason": "FailedScheduling",
+        "note": "0/3 nodes are available",
+        "type": "Warning",
+        "eventTime": "2026-11-30T10:00:00.000001Z",
+        "series": {"count": 6, "lastObservedTime": "2026-11-30T10:09:00.000001Z"},
+    }
+    once = {
+        "metadata": {"name": "once", "namespace": "ns"},
+        "involvedObject": about,
+        "reason": "GangSchedulingTimeout",
+        "message": "timed out",
+        "type": "Warning",
+        "count": 1,
+        "lastTimestamp": "2026-11-30T10:05:00Z",
+    }
+    twice = {**series, "metadata": {"name": "once", "namespace": "ns"}, "note": "v1 copy"}
+    path = make_bundle(
+        tmp_path / "b.tar.zst",
+        {("", "pods"): [pod], ("", "events"): [once], ("events.k8s.io", "events"): [series, twice]},
+    )
+    bundle = Bundle.open(path)
+    found = bundle.events_for(pod)
+    assert [(e["reason"], e["message"]) for e in found] == [
+        ("GangSchedulingTimeout", "timed out"),
+        ("FailedScheduling", "0/3 nodes are available"),
+    ]
+    assert found[1]["involvedObject"] == about
+    occurrence = bundle.events()[1]
+    assert (occurrence.count, occurrence.first, occurrence.last) == (
+        6,
+        "2026-11-30T10:00:00.000001Z",
+        "2026-11-30T10:09:00.000001Z",
+    )
+    assert occurrence.regarding == ("Pod", "ns", "p")

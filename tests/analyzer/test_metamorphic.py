@@ -41,9 +41,10 @@ from variantkit import (
 from analyzer.bundle import Bundle
 from analyzer.results import Analysis
 from analyzer.rules.engine import analyze
-from analyzer.rules.functions import event_count, event_time
 from analyzer.rules.loading import Rule, load_rules
 from analyzer.verdict import verdict
+from k8s.events import count as event_count
+from k8s.events import last_time as event_time
 
 SCENARIOS = scenario_names(SAMPLES)
 
