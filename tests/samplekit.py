@@ -8,14 +8,16 @@ needs to change a report copies it first.
 
 from __future__ import annotations
 
+import subprocess
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 import pytest
 from bundlekit import read_members
+from click.testing import CliRunner
 
-from analyzer import run
+from analyzer import cli, run
 from analyzer.rules.loading import Rule, load_rules
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_bundles"
@@ -28,11 +30,24 @@ def rules() -> list[Rule]:
     return load_rules(None)
 
 
+def _rules_from(rules_dir: Path | None) -> list[Rule]:
+    return rules() if rules_dir is None else load_rules(rules_dir)
+
+
 def analyse(bundle: Path, lang: str = "en") -> run.AnalyzeResult:
     """What tf-analyze finds in `bundle`, in-process, with the shipped rules loaded once."""
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(run, "load_rules", lambda rules_dir: rules())
+        mp.setattr(run, "load_rules", _rules_from)
         return run.run_analysis(run.AnalyzeOptions(bundle=bundle, lang=lang))
+
+
+def tf_analyze(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """tf-analyze's command run in this process, its output on pipes (never a terminal): what
+    a run in its own process prints and exits with, without a process start per run."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(run, "load_rules", _rules_from)
+        result = CliRunner().invoke(cli.main, list(args), env=env, catch_exceptions=False)
+    return subprocess.CompletedProcess(list(args), result.exit_code, result.stdout, result.stderr)
 
 
 @cache
