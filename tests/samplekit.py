@@ -41,12 +41,15 @@ def analyse(bundle: Path, lang: str = "en") -> run.AnalyzeResult:
         return run.run_analysis(run.AnalyzeOptions(bundle=bundle, lang=lang))
 
 
-def tf_analyze(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    """tf-analyze's command run in this process, its output on pipes (never a terminal): what
-    a run in its own process prints and exits with, without a process start per run."""
+def tf_analyze(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """tf-analyze's command run in this process (in `cwd`), its output on pipes (never a
+    terminal): what a run in its own process prints and exits with, without its start-up."""
+    args = tuple(map(str, args))
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(run, "load_rules", _rules_from)
-        result = CliRunner().invoke(cli.main, list(args), env=env, catch_exceptions=False)
+        if cwd is not None:
+            mp.chdir(cwd)
+        result = CliRunner().invoke(cli.main, list(args), catch_exceptions=False)
     return subprocess.CompletedProcess(list(args), result.exit_code, result.stdout, result.stderr)
 
 
