@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import os
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -40,7 +41,7 @@ from k8s.types import crd_type
 ROOT = Path(__file__).resolve().parents[1]
 NS = "tensor-fusion-sys"
 T0 = "2026-11-30T08:00:00Z"
-KUBECTL = "/usr/bin/kubectl"
+KUBECTL = shutil.which("kubectl") or "kubectl"
 
 
 class Latency:
@@ -147,9 +148,20 @@ def generate(nodes: int, gpus_per_node: int, pods: int) -> ClusterData:
         }
     )
     controller = "tensor-fusion-sys-controller-6b8f9d7c54-9xk2m"
-    data.add_object(
-        _pod(controller, NS, {"tensor-fusion.ai/component": "operator"}, ["controller", "vector"])
-    )
+    pod = _pod(controller, NS, {"tensor-fusion.ai/component": "operator"}, ["controller", "vector"])
+    # Made by its Deployment's ReplicaSet, as the chart installs it: tf-collect reads the Helm
+    # release from that name (<release>-controller-<hash>), so a complete run exits 0.
+    replicaset = controller.rsplit("-", 1)[0]
+    pod["metadata"]["ownerReferences"] = [
+        {
+            "apiVersion": "apps/v1",
+            "kind": "ReplicaSet",
+            "name": replicaset,
+            "uid": str(uuid.uuid5(uuid.NAMESPACE_URL, f"{NS}/{replicaset}")),
+            "controller": True,
+        }
+    ]
+    data.add_object(pod)
     data.add_object(
         {
             "apiVersion": "apps/v1",

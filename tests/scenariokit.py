@@ -9,14 +9,17 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
+from click.testing import CliRunner
 from scenarioloader import collect_args, load_scenario
 
+from collector import cli
 from emulator.server import Emulator
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_bundles"
@@ -74,20 +77,51 @@ def collect_scenario(
     *extra: str,
     emulator: Emulator | None = None,
     analyze: bool = False,
+    in_process: bool = False,
 ) -> tuple[subprocess.CompletedProcess[str], Path, dict[str, str]]:
     """Collect a scenario with the samples' key: the run, the bundle and its redaction map.
     `emulator` serves it instead of a fresh one (a test that injects faults first); `analyze`
-    keeps the findings tf-collect shows at its end."""
+    keeps the findings tf-collect shows at its end; `in_process` runs tf-collect's command in
+    this process (its code, not its start-up: see collect_in_process)."""
     bundle = tmp_path / f"{name}.tar.zst"
     map_file = tmp_path / "redaction-map.json"
     args = ("--redaction-map", str(map_file), *collect_args(SAMPLES / name), *extra)
     with emulator or Emulator(load_scenario(SAMPLES / name)) as emu:
-        proc = collect(
-            emu, bundle, *args, context=f"sample-{name}", env=SAMPLE_ENV, timeout=120,
-            analyze=analyze,
-        )  # fmt: skip
+        if in_process:
+            proc = collect_in_process(
+                emu, bundle, *args, context=f"sample-{name}", env=SAMPLE_ENV, analyze=analyze
+            )
+        else:
+            proc = collect(
+                emu, bundle, *args, context=f"sample-{name}", env=SAMPLE_ENV, timeout=120,
+                analyze=analyze,
+            )  # fmt: skip
     mapping = json.loads(map_file.read_text())["map"] if map_file.exists() else {}
     return proc, bundle, mapping
+
+
+def collect_in_process(
+    emulator: Emulator,
+    out: Path,
+    *args: str,
+    context: str,
+    env: dict[str, str],
+    analyze: bool = False,
+) -> subprocess.CompletedProcess[str]:
+    """What `collect` does, with tf-collect's click command run in this process:
+    the same options, output and exit code without a second of interpreter and client start-up
+    per scenario. The command's signal handlers are put back afterwards."""
+    shown = () if analyze else ("--no-analyze",)
+    handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    with tempfile.TemporaryDirectory() as tmp:
+        kubeconfig = emulator.write_kubeconfig(Path(tmp) / "kubeconfig", context=context)
+        argv = ["--kubeconfig", str(kubeconfig), "-o", str(out), *shown, *args]
+        try:
+            result = CliRunner().invoke(cli.main, argv, env=env, catch_exceptions=False)
+        finally:
+            for sig, handler in handlers.items():
+                signal.signal(sig, handler)
+    return subprocess.CompletedProcess(argv, result.exit_code, result.stdout, result.stderr)
 
 
 def analyze_json(bundle: Path, out: Path, *extra: str) -> dict[str, Any]:

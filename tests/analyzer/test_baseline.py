@@ -1,17 +1,16 @@
 """`tf-analyze NEW --baseline OLD`: which findings were fixed, are new, or remain.
 
-Driven through the real command line on the sample bundles; a bad baseline gets the same
+Driven through the command line (in-process: samplekit.tf_analyze) on the sample bundles; a bad baseline gets the same
 one-line message and exit code as a bad main bundle, and the message says it was the baseline.
 """
 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from samplekit import tf_analyze
 
 from analyzer.errors import ExitCode
 
@@ -22,16 +21,6 @@ CONFIG_FINDING = (
     "controller-crash/global-config-invalid@"
     "Pod/tensor-fusion-sys/tensor-fusion-sys-controller-6b8f9d7c54-l7qzt"
 )
-
-
-def tf_analyze(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "analyzer", *map(str, args)],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
 
 
 def compare(new: Path, old: Path, tmp_path: Path) -> dict:

@@ -6,24 +6,9 @@ from __future__ import annotations
 
 import re
 
-import pytest
-from scenariokit import SAMPLES
+from samplekit import report as sample_report
 
-from analyzer.bundle import Bundle
-from analyzer.report.build import build_report
 from analyzer.report.render import render
-from analyzer.rules.engine import analyze
-from analyzer.rules.loading import load_rules
-
-
-@pytest.fixture(scope="module")
-def rules():
-    return load_rules(None)
-
-
-def _report(sample: str, rules) -> dict:
-    bundle = Bundle.open(SAMPLES / f"{sample}.tar.zst")
-    return build_report(analyze(bundle, rules), "en", bundle=bundle)
 
 
 def _rows(report: dict) -> dict[str, str | None]:
@@ -39,8 +24,8 @@ def _bar_labels(report: dict, node: str) -> list[str]:
     return re.findall(r'<span class="cap-unit">\w+ </span>([^<]*)</div>', row.group(1))
 
 
-def test_a_node_whose_hypervisor_is_down_is_unknown_not_free(rules) -> None:
-    report = _report("gpu-discovery-hypervisor-down", rules)
+def test_a_node_whose_hypervisor_is_down_is_unknown_not_free() -> None:
+    report = sample_report("gpu-discovery-hypervisor-down")
     down = "ip-10-40-160-61.ec2.internal"
     assert _rows(report) == {
         "GPUPool/tensor-fusion-shared": None,
@@ -57,8 +42,8 @@ def test_a_node_whose_hypervisor_is_down_is_unknown_not_free(rules) -> None:
     )
 
 
-def test_every_gpu_node_is_listed_even_without_a_gpunode(rules) -> None:
-    rows = _rows(_report("gpu-discovery-node-not-labelled", rules))
+def test_every_gpu_node_is_listed_even_without_a_gpunode() -> None:
+    rows = _rows(sample_report("gpu-discovery-node-not-labelled"))
     assert rows["GPUNode/ip-10-40-161-25.ec2.internal"] == "hypervisor: no hypervisor pod"
     assert [r for r in rows if r.startswith("GPUNode/")] == [
         "GPUNode/ip-10-40-160-61.ec2.internal",
@@ -67,6 +52,6 @@ def test_every_gpu_node_is_listed_even_without_a_gpunode(rules) -> None:
     ]
 
 
-def test_a_healthy_cluster_shows_numbers_for_every_node(rules) -> None:
-    rows = _rows(_report("healthy", rules))
+def test_a_healthy_cluster_shows_numbers_for_every_node() -> None:
+    rows = _rows(sample_report("healthy"))
     assert len(rows) == 3 and set(rows.values()) == {None}

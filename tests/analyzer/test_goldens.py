@@ -1,63 +1,62 @@
-"""Every sample bundle's JSON report (en) against its committed golden, and the Markdown and
-HTML reports of four representative bundles: the layout of the other reports is the same
-templates over the same JSON, so a template or style change rewrites a few files, not 76.
+"""What the report promises on every sample bundle, and the whole Markdown and HTML reports of
+four of them.
 
-Refresh them all with one switch: `TF_UPDATE_GOLDENS=1 pytest tests/analyzer/test_goldens.py`,
-then read the diff before committing it. Each bundle is analysed once, in-process; each format
-is rendered twice, so output that is not byte-stable fails here even when the golden is fresh.
+Every sample's report validates against its schema, renders byte-stable, counts in its summary
+what it lists, nests each consequence under its cause, and gives every finding the fields a
+renderer shows. Which findings a sample gives (manual key, objects, first root cause) is its
+expect.yaml's, checked in tests/e2e/test_scenarios.py; the order of the findings and which one
+heads which is tests/goldens/ranking.yaml's (ids only, so wording changes leave it alone).
+
+The layout of every report is the same templates over the same JSON, so four samples hold the
+whole Markdown and HTML: a root cause with a consequence, several root causes with the GPU
+discovery chain and an unknown capacity, a cluster without TensorFusion (skipped rules, missing
+data, tf-collect's warnings), and a problem beside a note, in Chinese.
+
+Refresh the goldens with one switch: `TF_UPDATE_GOLDENS=1 pytest tests/analyzer/test_goldens.py`,
+then read the diff before committing it.
 """
 
 from __future__ import annotations
 
+import json
 import os
+from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
+import yaml
+from samplekit import NAMES, SAMPLES, analyse, report, sample
 
-from analyzer import run
+import tf_support_schemas as schemas
 from analyzer.report.render import FORMATS, render
-from analyzer.rules.loading import load_rules
+from analyzer.verdict import verdict
 
-ROOT = Path(__file__).resolve().parents[2]
-SAMPLES = ROOT / "sample_bundles"
-GOLDENS = ROOT / "tests" / "goldens"
-BUNDLES = sorted(SAMPLES.glob("*.tar.zst"))
+GOLDENS = Path(__file__).resolve().parents[1] / "goldens"
+RANKING = GOLDENS / "ranking.yaml"
 UPDATE = os.environ.get("TF_UPDATE_GOLDENS") == "1"
-# No problem found; one critical root cause; a root cause with a consequence nested under it;
-# several root causes with the GPU discovery chain and capacity views.
-LAYOUT = ("healthy", "controller-bad-config", "webhook-rejects-cascade",
-          "gpu-discovery-unknown-model-tflops")  # fmt: skip
+LAYOUT = {
+    "webhook-rejects-cascade": "en",
+    "gpu-discovery-unknown-model-tflops": "en",
+    "baseline-tf-not-installed": "en",
+    "cuda-oom-message-whole-gpu": "zh",
+}
+PAGES = tuple(fmt for fmt in FORMATS if fmt != "json")
 
 
-def _formats(name: str) -> tuple[str, ...]:
-    return FORMATS if name in LAYOUT else ("json",)
+def _golden(name: str, fmt: str) -> Path:
+    lang = LAYOUT[name]
+    return GOLDENS / (f"{name}.{fmt}" if lang == "en" else f"{name}.{lang}.{fmt}")
 
 
-def _name(bundle: Path) -> str:
-    return bundle.name.removesuffix(".tar.zst")
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _rules_loaded_once():
-    """Loading (and validating) the shipped rules is most of the time of one bundle."""
-    rules = load_rules(None)
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(run, "load_rules", lambda rules_dir: rules)
-        yield
-
-
-def analyzed(bundle: Path) -> dict:
-    return run.run_analysis(run.AnalyzeOptions(bundle=bundle, lang="en")).report
-
-
-@pytest.mark.parametrize("bundle", BUNDLES, ids=_name)
-def test_reports_match_their_goldens(bundle: Path) -> None:
-    report = analyzed(bundle)
+@pytest.mark.parametrize("name", sorted(LAYOUT))
+def test_markdown_and_html_match_their_goldens(name: str) -> None:
+    data = report(name, LAYOUT[name])
     stale = []
-    for fmt in _formats(_name(bundle)):
-        text = render(report, fmt)
-        assert render(report, fmt) == text, f"{fmt} report of {bundle.name} is not byte-stable"
-        golden = GOLDENS / f"{_name(bundle)}.{fmt}"
+    for fmt in PAGES:
+        text = render(data, fmt)
+        assert render(data, fmt) == text, f"{fmt} report of {name} is not byte-stable"
+        golden = _golden(name, fmt)
         if UPDATE:
             golden.write_bytes(text.encode("utf-8"))
         elif not golden.exists() or golden.read_bytes() != text.encode("utf-8"):
@@ -65,20 +64,87 @@ def test_reports_match_their_goldens(bundle: Path) -> None:
     assert not stale, f"differ from the report (TF_UPDATE_GOLDENS=1 refreshes them): {stale}"
 
 
+def test_the_layout_samples_show_what_they_were_chosen_for() -> None:
+    summaries = {name: report(name, lang)["summary"] for name, lang in LAYOUT.items()}
+    assert summaries["webhook-rejects-cascade"]["consequences"] > 0
+    assert summaries["gpu-discovery-unknown-model-tflops"]["root_causes"] > 1
+    assert summaries["baseline-tf-not-installed"]["missing"]
+    assert summaries["baseline-tf-not-installed"]["rules"]["skipped"] > 0
+    assert summaries["cuda-oom-message-whole-gpu"]["notes"] > 0
+    assert summaries["cuda-oom-message-whole-gpu"]["root_causes"] > 0
+    assert report("baseline-tf-not-installed")["bundle"]["warnings"]
+
+
+def _ranking(data: dict[str, Any]) -> list[str | dict[str, list[str]]]:
+    """The root causes in report order, each with its consequences in order."""
+    return [
+        {f["id"]: f["consequences"]} if f["consequences"] else f["id"]
+        for f in data["findings"]
+        if f["root_cause"]
+    ]
+
+
+def test_findings_keep_their_order_and_their_causes() -> None:
+    """Order and nesting pinned where there is more than one finding (one is its own order)."""
+    ranked = {name: _ranking(report(name)) for name in NAMES if len(report(name)["findings"]) > 1}
+    if UPDATE:
+        RANKING.write_text(yaml.safe_dump(ranked, sort_keys=True, width=200), "utf-8")
+    assert ranked == yaml.safe_load(RANKING.read_text("utf-8"))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_the_report_keeps_its_promises(name: str) -> None:
+    text = render(report(name), "json")
+    assert render(report(name), "json") == text, "not byte-stable"
+    data = json.loads(text)
+    assert schemas.first_error("report", data) is None
+    findings = data["findings"]
+    by_id = {f["id"]: f for f in findings}
+    assert len(by_id) == len(findings), "finding ids repeat"
+    # Two findings a reader cannot tell apart by their titles would be one finding to them.
+    assert len({f["title"] for f in findings}) == len(findings), "titles repeat"
+    # Each root cause is followed by its consequences, and a consequence has no consequences.
+    listed = [
+        i for f in findings if f["root_cause"] for i in (f["id"], *f["consequences"])
+    ]  # fmt: skip
+    assert listed == [f["id"] for f in findings]
+    for f in findings:
+        assert f["root_cause"] == (f["caused_by"] is None)
+        if f["caused_by"]:
+            assert f["id"] in by_id[f["caused_by"]]["consequences"]
+            assert f["consequences"] == []
+        for field in ("title", "explanation", "fix", "section_title"):
+            assert f[field].strip(), f"{f['id']}: empty {field}"
+        assert f["evidence"], f"{f['id']}: no evidence"
+    roots = [f for f in findings if f["root_cause"]]
+    s = data["summary"]
+    assert s["root_causes"] == sum(f["severity"] != "info" for f in roots)
+    assert s["notes"] == sum(f["severity"] == "info" for f in roots)
+    assert s["consequences"] == len(findings) - len(roots)
+    assert s["by_severity"] == {
+        sev: sum(f["severity"] == sev for f in findings) for sev in s["by_severity"]
+    }
+    outcomes = Counter(r["outcome"] for r in data["rules"])
+    assert s["rules"] == {outcome: outcomes[outcome] for outcome in s["rules"]}
+    assert s["rules"]["fired"] == len({f["rule_id"] for f in findings})
+    assert s["verdict"] == verdict(sample(name).analysis)
+    views = data["views"]
+    assert s["warning_events"] == views["warnings"]["total"]
+    assert data["bundle"]["source"] == f"{name}.tar.zst"
+
+
 def test_the_report_does_not_depend_on_how_the_bundle_was_named(monkeypatch) -> None:
     bundle = SAMPLES / "controller-bad-config.tar.zst"
-    absolute = analyzed(bundle)
     monkeypatch.chdir(SAMPLES)
-    relative = analyzed(Path(bundle.name))
-    assert absolute == relative
-    assert absolute["bundle"]["source"] == "controller-bad-config.tar.zst"
+    relative = analyse(Path(bundle.name)).report
+    assert relative == report("controller-bad-config")
+    assert relative["bundle"]["source"] == "controller-bad-config.tar.zst"
 
 
-def test_every_golden_belongs_to_a_sample_bundle() -> None:
-    assert len(BUNDLES) > 10  # the sample bundles were found
-    names = {_name(b) for b in BUNDLES}
-    assert set(LAYOUT) <= names
-    wanted = {f"{n}.{fmt}" for n in names for fmt in _formats(n)}
+def test_every_golden_belongs_to_a_layout_sample() -> None:
+    assert len(NAMES) > 10  # the sample bundles were found
+    assert set(LAYOUT) <= set(NAMES)
+    wanted = {_golden(name, fmt).name for name in LAYOUT for fmt in PAGES} | {RANKING.name}
     if UPDATE:
         for orphan in GOLDENS.iterdir():
             if orphan.name not in wanted:

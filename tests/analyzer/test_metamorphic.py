@@ -19,13 +19,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+import samplekit
 import yaml
-from bundlekit import read_members
-from scenariokit import SAMPLES
+from samplekit import SAMPLES, members, sample
 from scenarioloader import scenario_names
 from variantkit import (
     FIXED_NAMES,
-    Members,
     Transform,
     Variant,
     compose,
@@ -41,7 +40,7 @@ from variantkit import (
 from analyzer.bundle import Bundle
 from analyzer.results import Analysis
 from analyzer.rules.engine import analyze
-from analyzer.rules.loading import Rule, load_rules
+from analyzer.rules.loading import Rule
 from analyzer.verdict import verdict
 from k8s.events import count as event_count
 from k8s.events import last_time as event_time
@@ -116,18 +115,7 @@ def unindexed(variant: Variant) -> tuple[list[str], list[str]]:
 
 @pytest.fixture(scope="module")
 def rules() -> list[Rule]:
-    return load_rules()
-
-
-_SAMPLES: dict[str, tuple[Members, Analysis]] = {}
-
-
-def sample(name: str, rules: list[Rule]) -> tuple[Members, Analysis]:
-    """A committed sample's members and analysis, read once per session."""
-    if name not in _SAMPLES:
-        path = SAMPLES / f"{name}.tar.zst"
-        _SAMPLES[name] = (read_members(path), analyze(Bundle.open(path), rules))
-    return _SAMPLES[name]
+    return samplekit.rules()
 
 
 @pytest.mark.parametrize("transform", list(TRANSFORMS))
@@ -135,8 +123,8 @@ def sample(name: str, rules: list[Rule]) -> tuple[Members, Analysis]:
 def test_variant_gives_the_same_findings(
     name: str, transform: str, rules: list[Rule], tmp_path: Path
 ) -> None:
-    members, analysis = sample(name, rules)
-    variant = TRANSFORMS[transform](Variant(dict(members)))
+    analysis = sample(name).analysis
+    variant = TRANSFORMS[transform](Variant(dict(members(name))))
     assert unindexed(variant) == ([], []), "members and manifest disagree"
     want = outcome(analysis, variant.ref)
     analyzed = analyze(Bundle.open(variant.write(tmp_path)), rules)
@@ -154,7 +142,7 @@ def test_variant_gives_the_same_findings(
 @pytest.mark.parametrize("name", SCENARIOS)
 def test_a_sample_is_called_healthy_only_without_a_fault(name: str, rules: list[Rule]) -> None:
     """The verdict of the sample itself: "problems found" exactly when it has a fault."""
-    _, analysis = sample(name, rules)
+    analysis = sample(name).analysis
     assert (verdict(analysis) == "problems") == has_fault(name, rules)
 
 
@@ -173,9 +161,9 @@ def _objects(variant: Variant, resource: str) -> list[dict]:
 
 
 def test_rename_leaves_no_chosen_name() -> None:
-    members = read_members(SAMPLES / f"{RICH}.tar.zst")
-    atoms = name_atoms(members)
-    variant = rename(Variant(members))
+    rich = dict(members(RICH))
+    atoms = name_atoms(rich)
+    variant = rename(Variant(rich))
     assert {"tensor-fusion-sys", "ml-team", "tensor-fusion-shared", "llm-serve"} <= set(atoms)
     for name, data in variant.members.items():
         assert substitute(name, dict.fromkeys(atoms, "")) == name
@@ -194,7 +182,7 @@ def test_rename_leaves_no_chosen_name() -> None:
 
 
 def test_events_v1_keeps_counts_and_times_in_the_new_shape() -> None:
-    original = Variant(read_members(SAMPLES / f"{RICH}.tar.zst"))
+    original = Variant(dict(members(RICH)))
     variant = events_v1(original)
     before = {e["metadata"]["uid"]: e for e in _objects(original, "events")}
     after = _objects(variant, "events")
@@ -210,7 +198,7 @@ def test_events_v1_keeps_counts_and_times_in_the_new_shape() -> None:
 
 @pytest.mark.parametrize("shape", ["gke", "onprem"])
 def test_platform_leaves_no_eks_node(shape: str) -> None:
-    original = Variant(read_members(SAMPLES / f"{RICH}.tar.zst"))
+    original = Variant(dict(members(RICH)))
     variant = platform(shape)(original)
     nodes = _objects(variant, "nodes")
     assert len(nodes) == len(_objects(original, "nodes"))
@@ -231,14 +219,14 @@ def test_platform_leaves_no_eks_node(shape: str) -> None:
 
 
 def test_shuffle_reorders_and_keeps_every_item() -> None:
-    original = Variant(read_members(SAMPLES / f"{RICH}.tar.zst"))
+    original = Variant(dict(members(RICH)))
     variant = shuffle(seed=7)(original)
     pods, again = _objects(original, "pods"), _objects(variant, "pods")
     assert pods != again and sorted(map(json.dumps, pods)) == sorted(map(json.dumps, again))
 
 
 def test_noise_adds_failing_unrelated_pods_with_their_data() -> None:
-    original = Variant(read_members(SAMPLES / f"{RICH}.tar.zst"))
+    original = Variant(dict(members(RICH)))
     variant = noise(original)
     added = {p["metadata"]["namespace"] for p in _objects(variant, "pods")} - {
         p["metadata"]["namespace"] for p in _objects(original, "pods")

@@ -10,6 +10,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
+import samplekit
 from bundlekit import make_bundle
 from click.testing import CliRunner
 from markdown_it import MarkdownIt
@@ -22,7 +23,6 @@ from analyzer.report.build import build_report
 from analyzer.report.markdown import GITHUB_BODY_LIMIT, body_length, md_code, md_fence, md_text
 from analyzer.report.render import render
 from analyzer.rules.engine import analyze
-from analyzer.rules.loading import load_rules
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_bundles"
 NS = "tensor-fusion-sys"
@@ -47,7 +47,7 @@ ALLOWED_HTML = {
 
 @pytest.fixture(scope="module")
 def rules():
-    return load_rules(None)
+    return samplekit.rules()
 
 
 def report_of(path: Path, rules, lang: str = "en") -> dict:
@@ -111,7 +111,7 @@ def hostile_bundle(tmp_path: Path) -> Path:
 
 # ------------------------------------------------------------------------------ JSON
 def test_json_report_validates_and_carries_the_views(rules) -> None:
-    report = report_of(SAMPLES / "gpu-discovery-two-nodes.tar.zst", rules)
+    report = samplekit.report("gpu-discovery-two-nodes")
     data = json.loads(render(report, "json"))
     assert schemas.first_error("report", data) is None
     views = data["views"]
@@ -135,8 +135,7 @@ def test_json_report_validates_and_carries_the_views(rules) -> None:
 
 
 def test_report_without_the_bundle_has_no_views(rules) -> None:
-    bundle = Bundle.open(SAMPLES / "healthy.tar.zst")
-    report = build_report(analyze(bundle, rules), "en")
+    report = build_report(samplekit.sample("healthy").analysis, "en")
     assert report["views"] is None
     for fmt in ("md", "html", "json"):
         assert render(report, fmt)
@@ -265,7 +264,7 @@ SHAPES = {
 
 @pytest.mark.parametrize("shape", sorted(SHAPES))
 def test_markdown_fits_github_limit_and_keeps_every_root_cause(shape: str, rules) -> None:
-    report = report_of(SAMPLES / "webhook-rejects-cascade.tar.zst", rules)
+    report = samplekit.report("webhook-rejects-cascade")
     big = _inflate(report, **SHAPES[shape])
     md = render(big, "md")
     assert body_length(md) <= GITHUB_BODY_LIMIT
@@ -279,7 +278,7 @@ def test_markdown_fits_github_limit_and_keeps_every_root_cause(shape: str, rules
 
 
 def test_trimming_drops_the_least_important_evidence_first(rules) -> None:
-    report = report_of(SAMPLES / "webhook-rejects-cascade.tar.zst", rules)
+    report = samplekit.report("webhook-rejects-cascade")
     big = _inflate(report, findings=40, evidence=30, line=300)
     md = render(big, "md")
     assert body_length(md) <= GITHUB_BODY_LIMIT

@@ -6,27 +6,16 @@ ends in error in its near miss proves nothing, so that fails too.
 
 from __future__ import annotations
 
-from functools import cache
-from pathlib import Path
-
 import pytest
+from samplekit import SAMPLES, rules, sample
 from scenarioloader import scenario_names
 
-from analyzer.bundle import Bundle
-from analyzer.rules.engine import analyze
-from analyzer.rules.loading import load_rules
-
-SAMPLES = Path(__file__).resolve().parents[2] / "sample_bundles"
+DECLARED = {rule.id: rule.raw.get("scenarios") or {} for rule in rules()}
 
 
-RULES = load_rules()
-DECLARED = {rule.id: rule.raw.get("scenarios") or {} for rule in RULES}
-
-
-@cache
 def _outcomes(scenario: str) -> dict[str, tuple[str, list[str]]]:
     """rule id -> (outcome, what it said) for the committed sample bundle of `scenario`."""
-    analysis = analyze(Bundle.open(SAMPLES / f"{scenario}.tar.zst"), RULES)
+    analysis = sample(scenario).analysis
     return {
         r.rule_id: (r.outcome, [f.texts["title"]["en"] for f in r.findings] + r.errors)
         for r in analysis.results

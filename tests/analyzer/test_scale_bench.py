@@ -1,11 +1,14 @@
 """The scale benchmark's cluster on a small size: its pods are as individual as a real
 cluster's (a bench whose clones share everything would measure sharing, not analysis), and
-tf-analyze finds the planted faults in its bundle (speed is not asserted here;
-`python bench/analyze_scale.py` measures it)."""
+the bench itself, run as a user runs it at a tiny size, measures and tf-analyze finds the
+planted faults in its bundle (speed is not asserted here; `python bench/analyze_scale.py`
+measures it)."""
 
 from __future__ import annotations
 
 import importlib.util
+import re
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -22,7 +25,7 @@ def _bench() -> Any:
     return module
 
 
-def test_cloned_pods_are_individual_and_the_faults_are_found(tmp_path: Path) -> None:
+def test_cloned_pods_are_individual() -> None:
     bench = _bench()
     data = bench.generate(120, 6, 8, list(bench.DEFAULT_FAULTS))
     clones = [p for p in data.objects[("", "pods")] if p["metadata"]["name"].startswith("train-")]
@@ -44,12 +47,17 @@ def test_cloned_pods_are_individual_and_the_faults_are_found(tmp_path: Path) -> 
             node[3:].split(".")[0].split("-")
         )
 
-    bundle = tmp_path / "bundle.tar.zst"
-    bench.collect(data, bundle)
-    report = tmp_path / "report.json"
-    _, cpu, rss, finished = bench.analyze(bundle, report, None, 120)
-    assert finished and cpu > 0 and rss > 0
-    found = bench._findings(report)
+
+def test_the_bench_runs_at_a_tiny_size(tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [sys.executable, str(BENCH), "--sizes", "40:3", "--keep", str(tmp_path)],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    measured = r"^analyze 40 pods: [\d.]+ s \([\d.]+ s CPU\), peak RSS \d+ MB"
+    assert re.search(measured, proc.stdout, re.M), proc.stdout
+    assert "target peak RSS at most" in proc.stdout
+    found = _bench()._findings(tmp_path / "report-40.json")
     for rule in (
         "hypervisor-not-ready/crashloop-recreate",
         "image-pull/registry-unreachable",

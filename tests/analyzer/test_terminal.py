@@ -5,12 +5,11 @@ skipped rules folded with the command that collects what they need, and the comp
 from __future__ import annotations
 
 import io
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from samplekit import tf_analyze
 from scenariokit import SAMPLES
 
 from analyzer.report.terminal import summary_lines, use_color
@@ -22,14 +21,8 @@ EXEC_COMMAND = (
 )
 
 
-def _tf_analyze(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "analyzer", *args, "--lang", "en"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, **(env or {})},
-    )
+def _tf_analyze(*args: str) -> subprocess.CompletedProcess[str]:
+    return tf_analyze(*args, "--lang", "en")
 
 
 class _Tty(io.StringIO):

@@ -16,15 +16,14 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+import samplekit
 import yaml
-from bundlekit import read_members
+from samplekit import SAMPLES, members, sample
 from scenarioloader import scenario_names
 
 from analyzer.bundle import Bundle
 from analyzer.rules.engine import analyze
-from analyzer.rules.loading import load_rules
 
-SAMPLES = Path(__file__).resolve().parents[2] / "sample_bundles"
 # The two healthy bases (EKS; GKE with another chart version and events.k8s.io events) and
 # their labelled GPU nodes.
 BASES = {
@@ -66,14 +65,14 @@ EMPTIED: dict[str, tuple[Callable[[str], bool], bool, Callable[[str], set[tuple[
 
 @pytest.fixture(scope="module")
 def rules():
-    return load_rules()
+    return samplekit.rules()
 
 
-def emptied(source: Path, directory: Path, listing: Callable[[str], bool], logs: bool) -> Path:
-    """`source` unpacked in `directory` with the chosen listings (and logs) emptied; the
-    manifest still says they were collected."""
-    manifest = json.loads(read_members(source)["manifest.json"])
-    for member, data in read_members(source).items():
+def emptied(name: str, directory: Path, listing: Callable[[str], bool], logs: bool) -> Path:
+    """The sample `name` unpacked in `directory` with the chosen listings (and logs) emptied;
+    the manifest still says they were collected."""
+    manifest = json.loads(members(name)["manifest.json"])
+    for member, data in members(name).items():
         path = directory / member
         path.parent.mkdir(parents=True, exist_ok=True)
         parts = member.split("/")
@@ -100,7 +99,7 @@ def test_an_empty_collection_makes_no_rule_fire_without_its_facts(
     collection: str, base: str, tmp_path: Path, rules
 ) -> None:
     listing, logs, allowed = EMPTIED[collection]
-    bundle = emptied(SAMPLES / f"{base}.tar.zst", tmp_path, listing, logs)
+    bundle = emptied(base, tmp_path, listing, logs)
     analysis = analyze(Bundle.open(bundle), rules)
     fired = {(f.rule_id, ",".join(f.objects)) for f in analysis.findings()}
     assert fired == allowed(base)
@@ -110,7 +109,7 @@ def test_an_empty_collection_makes_no_rule_fire_without_its_facts(
 def test_a_controller_that_never_ran_is_the_cause_not_the_pools_it_never_made(rules) -> None:
     """controller-crash-unlisted: no GPUPool, GPUNode, GPU or hypervisor exists because the
     controller never started. No pool selector, hypervisor or GPU is blamed."""
-    analysis = analyze(Bundle.open(SAMPLES / "controller-crash-unlisted.tar.zst"), rules)
+    analysis = sample("controller-crash-unlisted").analysis
     [root] = analysis.roots
     assert root.rule_id == "controller-crash/unexplained-crash"
     assert [c.rule_id for c in root.children] == ["baseline/cluster-not-running"]
@@ -138,9 +137,9 @@ NEW_FACTS = {
 
 
 @pytest.mark.parametrize("collection", EMPTIED)
-@pytest.mark.parametrize("sample", _fault_samples())
+@pytest.mark.parametrize("name", _fault_samples())
 def test_an_empty_collection_adds_no_finding_to_a_fault_sample(
-    sample: str, collection: str, tmp_path: Path, rules
+    name: str, collection: str, tmp_path: Path, rules
 ) -> None:
     """On a sample with a fault, an emptied collection may take findings away (their facts
     are gone), and leave a less specific reading of the same fault in their place (the
@@ -148,11 +147,10 @@ def test_an_empty_collection_adds_no_finding_to_a_fault_sample(
     nodes that said "mainland China" are), but never add a finding about something no finding
     was about, except what the emptied collection itself makes true (NEW_FACTS)."""
     listing, logs, _ = EMPTIED[collection]
-    source = SAMPLES / f"{sample}.tar.zst"
-    before = analyze(Bundle.open(source), rules).findings()
+    before = sample(name).analysis.findings()
     found = {(f.rule_id, ",".join(f.objects)) for f in before}
     faulty = {thing for f in before for thing in (*f.objects, *f.about)}
-    analysis = analyze(Bundle.open(emptied(source, tmp_path, listing, logs)), rules)
+    analysis = analyze(Bundle.open(emptied(name, tmp_path, listing, logs)), rules)
     added = sorted(
         (f.rule_id, ",".join(f.objects))
         for f in analysis.findings()

@@ -13,11 +13,11 @@ import html
 import json
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from faultkit import FaultyEmulator
+from samplekit import tf_analyze
 from scenariokit import SAMPLES, collect_scenario
 from scenarioloader import load_scenario
 
@@ -25,12 +25,7 @@ RECOLLECT = "tf-collect --context sample-healthy -n tensor-fusion-sys --release 
 
 
 def _analyze(bundle: Path, *extra: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "analyzer", str(bundle), "--lang", "en", *extra],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    return tf_analyze(str(bundle), "--lang", "en", *extra)
 
 
 def _formats(bundle: Path, tmp: Path) -> dict[str, str]:

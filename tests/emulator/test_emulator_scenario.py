@@ -137,14 +137,14 @@ def _scenario_dirs() -> list[Path]:
     return [TF_BASIC] + [SAMPLE_BUNDLES / n for n in scenario_names(SAMPLE_BUNDLES)]
 
 
-def test_every_scenario_loads_and_suits_the_typed_client() -> None:
+@pytest.mark.parametrize("path", _scenario_dirs(), ids=lambda path: path.name)
+def test_every_scenario_loads_and_suits_the_typed_client(path: Path) -> None:
     # tf-basic and every sample scenario: a scenario the collector's client cannot read is broken
-    for path in _scenario_dirs():
-        data = load_scenario(path)
-        for key, model in TYPED.items():
-            for obj in data.objects.get(key, []):
-                if hasattr(model, "from_dict"):  # kubernetes >= 35 validates with pydantic
-                    model.from_dict(obj)
+    data = load_scenario(path)
+    for key, model in TYPED.items():
+        for obj in data.objects.get(key, []):
+            if hasattr(model, "from_dict"):  # kubernetes >= 35 validates with pydantic
+                model.from_dict(obj)
 
 
 @pytest.mark.parametrize(

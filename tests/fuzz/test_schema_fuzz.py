@@ -10,6 +10,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+import samplekit
 import yaml
 from bundlekit import read_members
 from fuzzkit import fuzz_settings
@@ -18,6 +19,7 @@ from hypothesis import strategies as st
 from schemakit import assert_validators_agree, graft, json_values, mutate, property_names
 
 import tf_support_schemas as schemas
+from analyzer.report.render import render
 from analyzer.rules.loading import Loader, default_rules_dir
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -37,8 +39,8 @@ def _samples(name: str) -> list[Any]:
     if name in ("rule", "functions"):
         files = sorted(default_rules_dir().rglob("_*.yaml" if name == "functions" else "*/*.yaml"))
         return [yaml.load(p.read_text("utf-8"), Loader=Loader) for p in files[:10]]
-    files = sorted((ROOT / "tests" / "goldens").glob("*.json"))[:2]
-    return [json.loads(p.read_text("utf-8")) for p in files]
+    # The JSON reports of two sample bundles, as tf-analyze writes them.
+    return [json.loads(render(samplekit.report(n), "json")) for n in samplekit.NAMES[:2]]
 
 
 @fuzz_settings(150)

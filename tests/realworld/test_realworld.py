@@ -74,16 +74,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import samplekit
 import yaml
-from bundlekit import read_members
 from realworld.census import census, column, corpus_files, load, totals
-from scenariokit import SAMPLES
+from samplekit import SAMPLES, members, sample
 from variantkit import Members, Variant, _images, name_atoms, rewrite_text
 
 from analyzer.bundle import Bundle
 from analyzer.results import Finding
 from analyzer.rules.engine import analyze
-from analyzer.rules.loading import Rule, load_rules
+from analyzer.rules.loading import Rule
 from tf_support_schemas.manual import load_manual
 
 MIN_TEXTS = 3
@@ -150,16 +150,7 @@ def swap(members: Members, marker: str, text: str) -> Members:
 
 @pytest.fixture(scope="module")
 def rules() -> list[Rule]:
-    return load_rules()
-
-
-_MEMBERS: dict[str, Members] = {}
-
-
-def sample(name: str) -> Members:
-    if name not in _MEMBERS:
-        _MEMBERS[name] = read_members(SAMPLES / f"{name}.tar.zst")
-    return _MEMBERS[name]
+    return samplekit.rules()
 
 
 def findings(members: Members, rules: list[Rule], tmp_path: Path) -> list[Finding]:
@@ -175,8 +166,8 @@ CASES = cases()
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_real_text_fires_its_row(case: Case, rules: list[Rule], tmp_path: Path) -> None:
-    members = swap(sample(case.scenario), case.marker, case.text)
-    found = [f for f in findings(members, rules, tmp_path) if case.row in f.manual]
+    swapped = swap(members(case.scenario), case.marker, case.text)
+    found = [f for f in findings(swapped, rules, tmp_path) if case.row in f.manual]
     if case.kind == "near-miss":
         assert found == [], f"{case.row} fired on a near miss from {case.source}"
         return
@@ -199,11 +190,11 @@ def places() -> list[tuple[str, dict[str, Any]]]:
     return [(load(p)["row"], place) for p in corpus_files() for place in load(p)["places"]]
 
 
-def test_each_sample_fires_its_row_before_the_swap(rules: list[Rule], tmp_path: Path) -> None:
+def test_each_sample_fires_its_row_before_the_swap() -> None:
     """The swap proves something only if the row fires on the untouched sample."""
     missing = []
-    for i, (row, scenario) in enumerate(sorted({(r, p["scenario"]) for r, p in places()})):
-        if row not in fired_rows(sample(scenario), rules, tmp_path / str(i)):
+    for row, scenario in sorted({(r, p["scenario"]) for r, p in places()}):
+        if row not in {key for f in sample(scenario).analysis.findings() for key in f.manual}:
             missing.append(f"{row} on {scenario}")
     assert missing == []
 
@@ -212,8 +203,8 @@ def test_each_place_is_decisive_or_says_why_not(rules: list[Rule], tmp_path: Pat
     """A neutral text at the marker silences the row, unless the place says why it cannot."""
     wrong = []
     for i, (row, place) in enumerate(places()):
-        members = swap(sample(place["scenario"]), place["marker"], place.get("neutral", NEUTRAL))
-        silenced = row not in fired_rows(members, rules, tmp_path / str(i))
+        swapped = swap(members(place["scenario"]), place["marker"], place.get("neutral", NEUTRAL))
+        silenced = row not in fired_rows(swapped, rules, tmp_path / str(i))
         if silenced == bool(place.get("not_decisive")):
             state = "is decisive but says it is not" if silenced else "is not decisive"
             wrong.append(f"{row} on {place['scenario']} at {place['marker']!r} {state}")
@@ -304,10 +295,10 @@ def sample_names(scenario: str) -> set[str]:
     namespaces, nodes, workloads, pools and the like (with a dash or dot: a plain word such as
     "monitoring" is no sign), the images it made up or TensorFusion's (without the tag), and
     TensorFusion's installed names. A public program's name is not one (dcgm-exporter)."""
-    members = sample(scenario)
-    images = {re.split(r"[@]|:(?=[^/]*$)", i)[0] for i in _images(members)}
+    held = members(scenario)
+    images = {re.split(r"[@]|:(?=[^/]*$)", i)[0] for i in _images(held)}
     public = {i.rsplit("/", 1)[-1] for i in images if not SAMPLE_IMAGE.search(i)}
-    names = {n for n in name_atoms(members) if re.search(r"[-.]", n) and n not in public}
+    names = {n for n in name_atoms(held) if re.search(r"[-.]", n) and n not in public}
     return names | {i for i in images if SAMPLE_IMAGE.search(i)} | set(TF_NAMES)
 
 

@@ -1,13 +1,17 @@
 """The throughput benchmark on a tiny corpus: every planted secret is found (speed is not
-asserted here; `python bench/redact_throughput.py` measures it)."""
+asserted here; `python bench/redact_throughput.py` measures it). Both redaction benches run
+as a user runs them, at a tiny size."""
 
 from __future__ import annotations
 
 import importlib.util
+import re
+import subprocess
 import sys
 from pathlib import Path
 
-BENCH = Path(__file__).resolve().parents[2] / "bench" / "redact_throughput.py"
+BENCHES = Path(__file__).resolve().parents[2] / "bench"
+BENCH = BENCHES / "redact_throughput.py"
 
 
 def _bench():
@@ -42,3 +46,29 @@ def test_the_cli_measurement_runs() -> None:
     corpus = bench.build_corpus(200_000, seed=5)
     mb, seconds = bench.cli_throughput(corpus)
     assert mb >= 0.2 and seconds > 0
+
+
+def _run(script: str, *args: str) -> str:
+    proc = subprocess.run(
+        [sys.executable, str(BENCHES / script), *args], capture_output=True, text=True, timeout=300
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return proc.stdout
+
+
+def test_the_throughput_bench_runs_at_a_tiny_size() -> None:
+    out = _run("redact_throughput.py", "--mb", "0.3")
+    assert re.search(r"\bMB/s\b", out), out
+
+
+def test_the_scanner_comparison_runs_at_a_tiny_size() -> None:
+    """tf-collect's own line always; a scanner that is not installed is said to be missing."""
+    out = _run("scanner_compare.py", "--mb", "0.2")
+    line = next(s for s in out.splitlines() if s.startswith("tf-collect redact: "))
+    assert re.fullmatch(
+        r"tf-collect redact: catalogue (\d+)/\1, held-out \d+/\d+, false alarms on keep 0/\d+, "
+        r"[\d.]+ MB in [\d.]+s = [\d.]+ MB/s",
+        line,
+    ), line
+    for scanner in ("detect-secrets", "credsweeper"):
+        assert any(s.startswith(f"{scanner}: ") for s in out.splitlines()), out
