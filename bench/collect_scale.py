@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import os
 import resource
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -31,6 +30,7 @@ import yaml
 
 # The tf-collect runner is the tests' (tests/scenariokit.py).
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from emulatorkit import KUBECTL  # the tests' choice of kubectl, one rule
 from scenariokit import tf_collect
 
 from emulator.cluster import ClusterData, LogKey
@@ -41,7 +41,6 @@ from k8s.types import crd_type
 ROOT = Path(__file__).resolve().parents[1]
 NS = "tensor-fusion-sys"
 T0 = "2026-11-30T08:00:00Z"
-KUBECTL = shutil.which("kubectl") or "kubectl"
 
 
 class Latency:

