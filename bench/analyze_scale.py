@@ -51,7 +51,10 @@ from pathlib import Path
 from typing import Any
 
 # The scenario loader and the tf-collect runner are the tests' (tests/scenario*.py).
+# The repo's packages before the test kits, so that tests/collector and tests/analyzer
+# (folders without __init__) are not taken for the packages of those names.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from scenariokit import SAMPLES
 from scenariokit import collect as collect_bundle
 from scenarioloader import load_scenario

@@ -29,7 +29,10 @@ from typing import Any
 import yaml
 
 # The tf-collect runner is the tests' (tests/scenariokit.py).
+# The repo's packages before the test kits, so that tests/collector and tests/analyzer
+# (folders without __init__) are not taken for the packages of those names.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from emulatorkit import KUBECTL  # the tests' choice of kubectl, one rule
 from scenariokit import tf_collect
 

@@ -13,7 +13,10 @@ import sys
 from pathlib import Path
 
 # The scenario loader and the tf-collect runner are the tests' (tests/scenario*.py).
+# The repo's packages before the test kits, so that tests/collector and tests/analyzer
+# (folders without __init__) are not taken for the packages of those names.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from scenariokit import SAMPLE_ENV, SAMPLES, collect
 from scenarioloader import collect_args, collect_exit, load_scenario, scenario_names
 
