@@ -441,6 +441,7 @@ def _logical(op: str, operands: list[Fn]) -> Fn:
             try:
                 value = operand(g, loc)
             except Exception as exc:
+                exc.__traceback__ = None  # it holds this frame, which would hold it
                 if error is None:
                     error = exc
                 continue
@@ -481,6 +482,7 @@ def _quantifier(all_: bool) -> Callable[..., Fn]:
                     try:
                         value = pred(g, loc)
                     except Exception as exc:
+                        exc.__traceback__ = None  # it holds this frame, which would hold it
                         error = error or exc
                         continue
                     if value is decisive:
