@@ -344,6 +344,106 @@ MISSING: dict[str, dict[str, str]] = {
 }
 
 
+# What runs and the known bugs of it: the header's lines, the notes on disagreeing witnesses
+# (analyzer/running.py, Note.kind) and the words a known-issue finding is dressed in
+# (analyzer/rules/known.py).
+VERSIONS: dict[str, dict[str, str]] = {
+    "en": {
+        "running": "What runs",
+        "start-line": "start line",
+        "image-tag": "image tag",
+        "image-id": "image the node resolved",
+        "tf-config": "TensorFusion config",
+        "helm-values": "Helm values",
+        "helm-chart": "chart default",
+        "helm-app-version": "chart appVersion",
+        "component": "{name} {version} ({source})",
+        "floating": "{name} unknown ({tag}{pulled}{digest})",
+        "pulled": ", pulled {date}",
+        "digest": ", digest {digest}",
+        "unknown": "{name} unknown",
+        "commit": "; its start line names only commit {commit}",
+        "commit_release": "; its start line names only commit {commit} ({release})",
+        "chart": "Helm chart {chart} (appVersion {app_version})",
+        "no_chart": "no Helm release in the bundle",
+        "chart_pins_older": "chart {chart} (appVersion {app_version}) runs operator {operator}: the chart pins an older operator",
+        "chart_pins_other": "chart {chart} (appVersion {app_version}) runs operator {operator}: the chart pins that operator",
+        "values_pin_operator": "chart {chart} (appVersion {app_version}) runs operator {operator}: the release's values set controller.image.tag",
+        "upgraded_by_the_book": "chart {chart} (appVersion {app_version}) runs operator {operator}: expected after the v1 -> v2 upgrade done by the book, which leaves helm list on the old chart",
+        "operator_not_chart": "chart {chart} (appVersion {app_version}) runs operator {operator}: the operator image was changed outside Helm",
+        "chart_keeps_old_hypervisor": "hypervisor {hypervisor} is older than operator {operator}: chart {chart} keeps hypervisor {hypervisor} (cluster.hypervisorImage)",
+        "hypervisor_older": "hypervisor {hypervisor} is older than operator {operator}",
+        "pods_disagree": "{component} pods run different versions: {versions}",
+        "start_line_not_tag": "{component} logged version {logged} but its image tag says {tag} ({where})",
+        "known_issues": "Known issues of this version",
+        "known_issues_intro": "Bugs of the version that runs, fixed in a later release. This bundle shows no sign of them; upgrade before they bite:",
+        "section": "Known TensorFusion bugs",
+        "not_fixed": "not fixed on the {line} line",
+        "title_affected": "{title} (known bug of {component} {version}, fixed in {fixed})",
+        "title_open": "{title} (known bug of {component} {version}, {not_fixed})",
+        "title_unknown": "{title} (known bug of {component} before {fixed}; the running version is unknown)",
+        "explain_affected": "{component} {version} (read from the {source}) is in the affected range {range} of this known TensorFusion bug, fixed by {prs}.",
+        "explain_unknown": "This is how a known TensorFusion bug shows (fixed by {prs}, affected: {ranges}), but the {component} version could not be determined: {why}. Find it with: {how}",
+        "fix_upgrade": "Upgrade to {fixed} (chart {chart}), the first release with the fix.",
+        "fix_upgrade_image": "Upgrade the operator to {fixed}, the first release with the fix (no chart deploys it by default, so the command sets the image).",
+        "fix_crosses": "Chart {chart} installs the v2 line: upgrade by the v1 -> v2 guide, not a plain helm upgrade.",
+        "fix_open": "It is not fixed on the {line} line yet.",
+        "note_line": "{component} {version} is in {range}; fixed in {fixed}",
+        "how_operator": "kubectl logs -n {namespace} -l tensor-fusion.ai/component=operator -c controller | grep -m1 'version:'",
+        "how_chart": "helm list -n {namespace}",
+    },
+    "zh": {
+        "running": "运行的版本",
+        "start-line": "启动日志",
+        "image-tag": "镜像标签",
+        "image-id": "节点解析出的镜像",
+        "tf-config": "TensorFusion 配置",
+        "helm-values": "Helm values",
+        "helm-chart": "chart 默认值",
+        "helm-app-version": "chart appVersion",
+        "component": "{name} {version}（{source}）",
+        "floating": "{name} 版本未知（{tag}{pulled}{digest}）",
+        "pulled": "，拉取于 {date}",
+        "digest": "，digest {digest}",
+        "unknown": "{name} 版本未知",
+        "commit": "；其启动日志只给出 commit {commit}",
+        "commit_release": "；其启动日志只给出 commit {commit}（{release}）",
+        "chart": "Helm chart {chart}（appVersion {app_version}）",
+        "no_chart": "bundle 中没有 Helm release",
+        "chart_pins_older": "chart {chart}（appVersion {app_version}）运行的是 operator {operator}：该 chart 固定了更旧的 operator",
+        "chart_pins_other": "chart {chart}（appVersion {app_version}）运行的是 operator {operator}：该 chart 固定了这个 operator",
+        "values_pin_operator": "chart {chart}（appVersion {app_version}）运行的是 operator {operator}：release 的 values 设置了 controller.image.tag",
+        "upgraded_by_the_book": "chart {chart}（appVersion {app_version}）运行的是 operator {operator}：按官方 v1 -> v2 升级流程升级后就是这样，helm list 仍显示旧 chart",
+        "operator_not_chart": "chart {chart}（appVersion {app_version}）运行的是 operator {operator}：operator 镜像是在 Helm 之外改的",
+        "chart_keeps_old_hypervisor": "hypervisor {hypervisor} 比 operator {operator} 旧：chart {chart} 的 hypervisor 仍是 {hypervisor}（cluster.hypervisorImage）",
+        "hypervisor_older": "hypervisor {hypervisor} 比 operator {operator} 旧",
+        "pods_disagree": "{component} 的各个 Pod 运行不同版本：{versions}",
+        "start_line_not_tag": "{component} 启动日志的版本是 {logged}，镜像标签却是 {tag}（{where}）",
+        "known_issues": "此版本的已知问题",
+        "known_issues_intro": "正在运行的版本有这些已在后续版本修复的缺陷。本 bundle 中还没有它们的迹象；请在出问题之前升级：",
+        "section": "TensorFusion 已知缺陷",
+        "not_fixed": "{line} 线尚未修复",
+        "title_affected": "{title}（{component} {version} 的已知缺陷，{fixed} 已修复）",
+        "title_open": "{title}（{component} {version} 的已知缺陷，{not_fixed}）",
+        "title_unknown": "{title}（{fixed} 之前的 {component} 的已知缺陷；运行的版本未知）",
+        "explain_affected": "{component} {version}（来自{source}）在这个 TensorFusion 已知缺陷的受影响范围 {range} 内，修复见 {prs}。",
+        "explain_unknown": "这与一个 TensorFusion 已知缺陷的表现一致（修复见 {prs}，受影响：{ranges}），但无法确定 {component} 的版本：{why}。查看版本：{how}",
+        "fix_upgrade": "升级到 {fixed}（chart {chart}），第一个包含修复的版本。",
+        "fix_upgrade_image": "把 operator 升级到 {fixed}，第一个包含修复的版本（没有哪个 chart 默认部署它，所以命令里直接指定镜像）。",
+        "fix_crosses": "chart {chart} 安装的是 v2 线：请按 v1 -> v2 升级指南升级，不要直接 helm upgrade。",
+        "fix_open": "{line} 线尚未修复。",
+        "note_line": "{component} {version} 在 {range} 内；{fixed} 已修复",
+        "how_operator": "kubectl logs -n {namespace} -l tensor-fusion.ai/component=operator -c controller | grep -m1 'version:'",
+        "how_chart": "helm list -n {namespace}",
+    },
+}
+
+
+def version_text(kind: str, lang: str, **params: object) -> str:
+    """One of the VERSIONS sentences in `lang`, filled in."""
+    return VERSIONS[lang][kind].format(**params)
+
+
 def missing_text(missing: Missing, lang: str = "en") -> str:
     """One sentence saying what is missing, in `lang`."""
     words = MISSING[lang]

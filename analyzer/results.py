@@ -7,6 +7,7 @@ from typing import Any
 
 from .bundle import Missing
 from .i18n import gaps_text
+from .running import Running
 
 SEVERITIES = ("critical", "error", "warning", "info")
 OUTCOMES = ("fired", "passed", "skipped", "error")
@@ -31,6 +32,9 @@ class Finding:
     commands: list[str]
     vars: dict[str, Any]
     consequence_of: tuple[str, ...] = ()
+    # Manual rows or sections whose findings are this one's consequences (a known bug's
+    # finding heads the rows it explains; rules/known.py sets it).
+    explains: tuple[str, ...] = ()
     decisive: str = ""  # the evidence line that decided it, for the terminal
     generic: bool = False  # a generic row: it yields to a specific cause (rules/subjects.py)
     # What the finding is about (its objects and what they stand for) and what it depends on
@@ -86,6 +90,9 @@ class Analysis:
     absent: list[dict[str, Any]] = field(default_factory=list)  # what the API said does not exist
     warnings: list[str] = field(default_factory=list)  # what tf-collect warned about
     recollect: str | None = None  # the tf-collect command that would fill the rules' gaps
+    running: Running | None = None  # what runs: each component's version and its witnesses
+    # Known bugs of the running version whose signal the bundle lacks (rules/known.py: note)
+    known_issues: list[dict[str, Any]] = field(default_factory=list)
 
     def findings(self) -> list[Finding]:
         out: list[Finding] = []

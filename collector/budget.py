@@ -103,7 +103,10 @@ def fit(writer: BundleWriter, artifacts: list[dict[str, Any]], max_size: int | N
     logs = {
         a["paths"][0]: a
         for a in artifacts
-        if a["type"] == "log" and len(a.get("paths") or ()) == 1 and a["paths"][0] in staged
+        if a["type"] == "log"
+        and not a.get("head")  # a few lines that say what runs: kept like objects
+        and len(a.get("paths") or ()) == 1
+        and a["paths"][0] in staged
     }
     fixed = sum(estimate(writer.read_staged(m)) for m in staged if m not in logs)
     sizes = {m: LogSize(staged[m], estimate(writer.read_staged(m))) for m in logs}

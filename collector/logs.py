@@ -3,7 +3,9 @@
 A container log is read like `kubectl logs --tail`: the newest `--tail` lines, and the
 previous container's log too where the container restarted (a crash's reason is in the log
 of the run that died). A grep read takes a component's whole current log and keeps only the
-lines with a fixed string, the newest `GrepLogStep.max_lines` of them.
+lines with a fixed string, the newest `GrepLogStep.max_lines` of them. A head read keeps the
+first lines since the container started (`limitBytes` with no tail: the API answers from the
+start), where TensorFusion's processes print their version.
 """
 
 from __future__ import annotations
@@ -16,11 +18,12 @@ from typing import Any
 from .bundle import BundleWriter, grep_member, log_member
 from .kube import CallFailed, Kube
 from .ledger import Job, Ledger, artifact_id
-from .plan import ALL_NAMESPACES, GrepLogStep, LogStep
+from .plan import ALL_NAMESPACES, GrepLogStep, HeadLogStep, LogStep
 from .store import ObjectStore
 from .targets import SELECTIONS, component, failed_and_restarted, needs_attention, ref
 
 GREP_LIMIT_BYTES = 32 * 1024 * 1024  # the most of one log read to grep through
+HEAD_LIMIT_BYTES = 64 * 1024  # a head read's first lines fit well within this
 
 
 @dataclass
@@ -111,6 +114,57 @@ class Logs:
             for container in [c for c in step.containers if c in names][:1]:
                 jobs.append(lambda p=pod, c=container: self._grep(step, p, c))
         return jobs
+
+    def head_jobs(self, step: HeadLogStep) -> list[Job]:
+        """A head read of each component container, in one pod per distinct image (the spec's
+        and the one the node resolved): pods of one image print the same version."""
+        jobs: list[Job] = []
+        seen: set[tuple[str, str, str]] = set()
+        for pod in self.store.pods(self.namespace):
+            if component(pod) not in step.components:
+                continue
+            images = {
+                s.get("name"): s.get("imageID", "")
+                for s in (pod.get("status") or {}).get("containerStatuses") or []
+            }
+            for container in (pod.get("spec") or {}).get("containers") or []:
+                name = container.get("name", "")
+                key = (name, container.get("image", ""), images.get(name, ""))
+                if key in seen:
+                    continue
+                seen.add(key)
+                jobs.append(lambda p=pod, c=name: self._head(step, p, c))
+        return jobs
+
+    def _head(self, step: HeadLogStep, pod: dict[str, Any], container: str) -> None:
+        r = ref(pod)
+        art: dict[str, Any] = {
+            "id": artifact_id("log", r.namespace, r.name, container, "head"),
+            "step": step.id,
+            "type": "log",
+            "namespace": r.namespace,
+            "pod": r.name,
+            "container": container,
+            "previous": False,
+            "head": True,
+        }
+
+        def work() -> None:
+            self._require_access(r.namespace)
+            text = self.kube.log(
+                r.namespace,
+                r.name,
+                container,
+                previous=False,
+                tail=None,
+                limit_bytes=HEAD_LIMIT_BYTES,
+            )
+            kept = text.splitlines()[: step.lines]
+            member = grep_member(r.namespace, r.name, container, "head")
+            self.writer.put(member, ("\n".join(kept) + ("\n" if kept else "")).encode())
+            art.update(paths=[member], lines=len(kept))
+
+        self.ledger.attempt(art, f"first lines of {r}/{container}", work)
 
     def _log(
         self, step_id: str, pod: dict[str, Any], container: str, init: bool, prev: bool, tail: int

@@ -102,6 +102,19 @@ class GrepLogStep:
 
 
 @dataclass(frozen=True)
+class HeadLogStep:
+    """The first lines each TF component container logged since it started, where it prints
+    its version (`version: 1.48.6, hash: ..., time: ...`): the report says what runs from it.
+    One pod per distinct image of each component, so a thousand hypervisors cost a few reads."""
+
+    sources: ClassVar[tuple[str, ...]] = ("logs",)
+    id: str
+    manual: Manual
+    components: tuple[str, ...]
+    lines: int = 50
+
+
+@dataclass(frozen=True)
 class DescribeStep:
     """What `kubectl describe pod` adds for unhealthy pods: their events, and the logs of
     the init containers of pods stuck in Init."""
@@ -139,7 +152,7 @@ class MetricsStep:
     manual: Manual
 
 
-Step = ListStep | LogStep | GrepLogStep | DescribeStep | HelmStep | ExecStep | MetricsStep
+Step = ListStep | LogStep | GrepLogStep | HeadLogStep | DescribeStep | HelmStep | ExecStep | MetricsStep
 
 _DESCRIBE = "kubectl describe pod <pod> -n <namespace>"
 _CTRL_LOGS = "kubectl logs -n tensor-fusion-sys deploy/tensor-fusion-sys-controller -c controller"
@@ -296,6 +309,7 @@ PLAN: tuple[Step, ...] = (
         ),
     ),
     # ------------------------------------------------------------------ webhook-not-injecting
+    HeadLogStep(id="baseline/start-lines", manual=(), components=("operator", "hypervisor")),
     GrepLogStep(
         id="webhook-not-injecting/mutating-pod",
         manual=(("webhook-not-injecting", f'{_CTRL_LOGS} | grep "Mutating pod"'),),
@@ -486,6 +500,11 @@ def step_summary(step: Step, namespace: str) -> str:
         )
     if isinstance(step, GrepLogStep):
         return f'lines containing "{step.pattern}" in the whole {step.component} log'
+    if isinstance(step, HeadLogStep):
+        return (
+            f"first {step.lines} lines since start of {'|'.join(step.components)} containers"
+            " (their version line; image tags and IDs come with the pods), one pod per image"
+        )
     if isinstance(step, DescribeStep):
         return "events of every unhealthy pod found; init-container logs of pods stuck in Init"
     if isinstance(step, HelmStep):

@@ -45,6 +45,7 @@ from .plan import (
     DescribeStep,
     ExecStep,
     GrepLogStep,
+    HeadLogStep,
     HelmStep,
     ListStep,
     LogStep,
@@ -332,6 +333,8 @@ class _Run:
             return self.logs.jobs(step)
         if isinstance(step, GrepLogStep):
             return self.logs.grep_jobs(step)
+        if isinstance(step, HeadLogStep):
+            return self.logs.head_jobs(step)
         if isinstance(step, DescribeStep):
             return self.describe.jobs(step, targets)
         if isinstance(step, ExecStep):

@@ -137,10 +137,15 @@ def analyze_json(bundle: Path, out: Path, *extra: str) -> dict[str, Any]:
 
 
 def observed(report: dict[str, Any]) -> set[tuple[str, tuple[str, ...]]]:
-    """(manual key, sorted objects) of every finding."""
-    return {(key, tuple(sorted(f["objects"]))) for f in report["findings"] for key in f["manual"]}
+    """(manual key, sorted objects) of every finding; a known bug's is its rule id."""
+    return {(key, tuple(sorted(f["objects"]))) for f in report["findings"] for key in keys(f)}
+
+
+def keys(finding: dict[str, Any]) -> list[str]:
+    """What an expectation names a finding by: its manual rows, or a known bug's rule id."""
+    return finding["manual"] or [finding["rule_id"]]
 
 
 def first_root(report: dict[str, Any]) -> str | None:
     roots = [f for f in report["findings"] if f["role"] != "consequence"]
-    return roots[0]["manual"][0] if roots else None
+    return keys(roots[0])[0] if roots else None

@@ -2,7 +2,7 @@
 tests, scripts/make_samples.py and bench/ give the emulator a cluster to serve.
 
     sample_bundles/<name>/
-      scenario.yaml   description, base, serverVersion, include, delete
+      scenario.yaml   description, base, serverVersion, include, delete, images, helm
       objects/*.yaml  objects as `kubectl get -o yaml` shows them (multi-document, or kind: List)
       logs/<ns>/<pod>/<container>.log           current container log
       logs/<ns>/<pod>/<container>.previous.log  previous (terminated) container log
@@ -38,9 +38,15 @@ are the only Secrets a scenario can hold, and the only ones the emulator serves.
 Write `sh -c` scripts as block scalars (`- |-`) so they match the caller's argv byte for byte.
 A command with no entry answers like a container that lacks the binary (see the emulator).
 
+Versions: `images` retags every image of a repository (`tensorfusion/tensor-fusion-operator:
+"1.48.6"`) in every object (spec, status, TensorFusion's own resources), and the start line
+(`version: ..., hash: ...`) of the containers that run it, with the release's own commit;
+`helm` replaces keys of the Helm release (`chart: {name, version, appVersion}`, `values`), so a
+scenario says "chart 1.7.6 running operator 1.48.6" in four lines.
+
 Order: base (recursively) -> include files -> own objects (same identity replaces) -> own logs
 and exec replies (same key replaces, so a child overrides single commands) -> delete (a deleted
-Pod takes its logs and exec replies with it). Every object must have a type: built-in, or a CustomResourceDefinition present in the
+Pod takes its logs and exec replies with it) -> images, helm. Every object must have a type: built-in, or a CustomResourceDefinition present in the
 scenario. Missing uid/resourceVersion/creationTimestamp are filled deterministically so the
 served data is realistic and stable from run to run.
 """
@@ -48,6 +54,8 @@ served data is realistic and stable from run to run.
 from __future__ import annotations
 
 import copy
+import functools
+import re
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -55,8 +63,11 @@ from typing import Any
 
 import yaml
 
+from analyzer.rules.releases import load_releases
 from emulator.cluster import ClusterData, ExecKey, ExecReply, LogKey, version_info
 from k8s.helm_record import encode_record
+from k8s.images import parse_image
+from k8s.semver import parse
 from k8s.types import SECRET_KEY, InvalidCRD, crd_type, served_versions
 
 SCENARIO_FILE = "scenario.yaml"
@@ -73,7 +84,8 @@ HELM_KEYS = {
 # `collect`: extra tf-collect arguments the round-trip tests use for this scenario
 # (e.g. ["--exec"]); the loader only checks that it is a list of strings.
 SCENARIO_KEYS = {
-    "description", "base", "serverVersion", "include", "delete", "collect", "collect_exit"
+    "description", "base", "serverVersion", "include", "delete", "collect", "collect_exit",
+    "images", "helm",
 }  # fmt: skip
 # A fixed time for objects that do not say when they were created: stable, obviously synthetic.
 DEFAULT_CREATION_TIMESTAMP = "2025-01-01T00:00:00Z"
@@ -116,6 +128,7 @@ class _Layer:
     server_version: str | None = None
     execs: dict[ExecKey, ExecReply] = field(default_factory=dict)
     exec_sources: dict[ExecKey, Path] = field(default_factory=dict)
+    helm: dict[str, tuple[Path, dict[str, Any]]] = field(default_factory=dict)  # release ->
 
     def put(self, doc: _Doc) -> None:
         for i, old in enumerate(self.docs):
@@ -208,12 +221,82 @@ def _load_layer(path: Path, stack: tuple[Path, ...]) -> _Layer:
     _read_logs(path / "logs", layer)
     _read_execs(path / "exec", layer)
     for file in sorted((path / "helm").glob("*.yaml")) if (path / "helm").is_dir() else ():
-        layer.put(_Doc(file, helm_record(file.stem, _read_helm(file))))
+        layer.helm[file.stem] = (file, _read_helm(file))
     for entry in meta.get("delete", []):
         _delete(layer, str(entry), path / SCENARIO_FILE)
+    if meta.get("images"):
+        _retag(layer, meta["images"], path / SCENARIO_FILE)
+    if meta.get("helm"):
+        if not isinstance(meta["helm"], dict) or not set(meta["helm"]) <= HELM_KEYS:
+            raise ScenarioError(f"{path / SCENARIO_FILE}: helm: a mapping of {sorted(HELM_KEYS)}")
+        for release, (file, spec) in list(layer.helm.items()):
+            layer.helm[release] = (file, {**spec, **meta["helm"]})
     if meta.get("serverVersion"):
         layer.server_version = str(meta["serverVersion"])
     return layer
+
+
+def _retag(layer: _Layer, images: Any, meta_file: Path) -> None:
+    """Give every image of each repository in `images` its new tag, and the start lines of
+    the containers that run it the version and commit of that release."""
+    if not isinstance(images, dict) or not all(isinstance(v, str) for v in images.values()):
+        raise ScenarioError(f"{meta_file}: images: a mapping of repository -> tag")
+    retagged: dict[tuple[str, str, str], str] = {}  # (namespace, pod, container) -> tag
+    for doc in layer.docs:
+        _retag_value(doc.obj, images)
+        if doc.obj.get("kind") != "Pod":
+            continue
+        meta = doc.obj["metadata"]
+        for container in _containers(doc.obj):
+            path = parse_image(str(container.get("image", ""))).path
+            if path in images:
+                where = (meta.get("namespace", ""), meta["name"], container.get("name", ""))
+                retagged[where] = images[path]
+    for key in layer.logs:
+        tag = retagged.get((key.namespace, key.pod, key.container))
+        if tag is not None:
+            layer.logs[key] = _START_LINE.sub(lambda m, t=tag: _start_line(m, t), layer.logs[key])
+
+
+def _containers(pod: dict[str, Any]) -> list[dict[str, Any]]:
+    spec = pod.get("spec") or {}
+    return [*(spec.get("containers") or []), *(spec.get("initContainers") or [])]
+
+
+def _retag_value(value: Any, images: dict[str, str]) -> None:
+    if isinstance(value, list):
+        for item in value:
+            _retag_value(item, images)
+        return
+    if not isinstance(value, dict):
+        return
+    for key, item in value.items():
+        if isinstance(item, str) and (key == "image" or key.endswith("Image")):
+            ref = parse_image(item)
+            if ref.path in images:
+                host = f"{ref.registry}/" if ref.registry else ""
+                prefix = "docker.io/" if item.startswith("docker.io/") else host
+                value[key] = f"{prefix}{ref.path}:{images[ref.path]}"
+        else:
+            _retag_value(item, images)
+
+
+_START_LINE = re.compile(r"version: ([^,\s]*), hash: ([0-9a-fA-F]{7,40})")
+
+
+def _start_line(match: re.Match[str], tag: str) -> str:
+    """A start line of release `tag`: its version (kept empty where the build logs none, as
+    the hypervisor's does) and the commit the release tag names."""
+    version = parse(tag)
+    commit = _release_commits().get(f"v{version}", match.group(2)) if version else match.group(2)
+    logged = str(version) if match.group(1) and version else match.group(1)
+    return f"version: {logged}, hash: {commit}"
+
+
+@functools.cache
+def _release_commits() -> dict[str, str]:
+    data = load_releases(Path(__file__).resolve().parents[1] / "rules")
+    return {tag: commit for commit, tag in data.tags.items()}
 
 
 def _yaml_files(directory: Path) -> list[Path]:
@@ -327,7 +410,8 @@ def _build(layer: _Layer) -> ClusterData:
                 raise ScenarioError(str(exc)) from None
             data.add_type(rtype)
             served[(rtype.group, rtype.kind)] = served_versions(doc.obj)
-    docs = [_prepare(doc, data, served) for doc in layer.docs]
+    helm = [_Doc(file, helm_record(name, spec)) for name, (file, spec) in layer.helm.items()]
+    docs = [_prepare(doc, data, served) for doc in layer.docs + helm]
     _fill_resource_versions(docs)
     for doc in docs:
         data.add_object(doc.obj)

@@ -32,6 +32,7 @@ class Log:
     message: str
     lines: tuple[str, ...]
     grep: str | None = None  # set for a filtered read: only lines containing it
+    head: bool = False  # the first lines since the container started, not the newest
 
     @property
     def collected(self) -> bool:
@@ -108,6 +109,7 @@ class Bundle:
         self._occurrences: list[Occurrence] = []
         self._events: dict[tuple[str, str, str], list[dict[str, Any]]] = defaultdict(list)
         self._logs: dict[tuple[str, str, str, bool, str | None], Log] = {}
+        self._heads: dict[tuple[str, str, str], Log] = {}
         self._exec: dict[tuple[str, str, str, str], ExecOutput] = {}
         self._documents: dict[str, tuple[Any, str, str]] = {}  # helm, metrics
         self._object_artifacts: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
@@ -203,8 +205,12 @@ class Bundle:
             art.get("message", ""),
             lines,
             art.get("grep"),
+            bool(art.get("head")),
         )
-        self._logs[(log.namespace, log.pod, log.container, log.previous, log.grep)] = log
+        if log.head:
+            self._heads[(log.namespace, log.pod, log.container)] = log
+        else:
+            self._logs[(log.namespace, log.pod, log.container, log.previous, log.grep)] = log
 
     def _index_document(self, art: dict[str, Any]) -> None:
         data = None
@@ -286,6 +292,10 @@ class Bundle:
         grep: str | None = None,
     ) -> Log | None:
         return self._logs.get((namespace, pod, container, previous, grep))
+
+    def log_head(self, namespace: str, pod: str, container: str) -> Log | None:
+        """The first lines the container's current run logged (its start line is there)."""
+        return self._heads.get((namespace, pod, container))
 
     def logs(self) -> list[Log]:
         """Every whole log (filtered reads excluded)."""

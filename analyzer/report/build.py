@@ -15,8 +15,10 @@ from tf_support_schemas.manual import load_manual
 
 from .. import __version__
 from ..bundle import Bundle
-from ..i18n import missing_text
+from ..i18n import missing_text, version_text
 from ..results import OUTCOMES, ROLES, SEVERITIES, Analysis, Finding
+from ..rules.loading import KNOWN_ISSUES
+from ..running import Component, Running
 from ..verdict import opt_in, unsure, verdict
 from .comparison import compare
 from .views import build_views
@@ -74,7 +76,11 @@ def build_report(
             "rules": rules_count,
             "warning_events": views["warnings"]["total"] if views else 0,
         },
+        "running": _running(analysis.running, lang) if analysis.running else None,
         "findings": findings,
+        "known_issues": [
+            {**k, "title": k["title"][lang], "line": k["line"][lang]} for k in analysis.known_issues
+        ],
         "rules": [
             {
                 "rule_id": r.rule_id,
@@ -104,7 +110,11 @@ def _finding(f: Finding, lang: str, manual: Any) -> dict[str, Any]:
         "manual": list(f.manual),
         "severity": f.severity,
         "section": f.section,
-        "section_title": getattr(section, lang) if section else f.section,
+        "section_title": getattr(section, lang)
+        if section
+        else version_text("section", lang)
+        if f.section == KNOWN_ISSUES
+        else f.section,
         "objects": f.objects,
         "title": f.texts["title"][lang],
         "explanation": f.texts["explanation"][lang],
@@ -119,6 +129,51 @@ def _finding(f: Finding, lang: str, manual: Any) -> dict[str, Any]:
         "unchecked_causes": f.unchecked_causes,
         "consequences": [c.id for c in f.children],
     }
+
+
+def _running(now: Running, lang: str) -> dict[str, Any]:
+    """What runs, for the header: each component that any witness names, one line each, the
+    Helm chart, and where witnesses disagree."""
+    shown = [c for c in now.components.values() if c.readings]
+    return {
+        "components": [
+            {
+                "name": c.name,
+                "version": c.version,
+                "source": c.source,
+                "text": component_text(c, lang),
+                "readings": [vars(r) for r in c.readings],
+            }
+            for c in shown
+        ],
+        "chart": now.chart,
+        "app_version": now.app_version,
+        "chart_text": version_text("chart", lang, chart=now.chart, app_version=now.app_version)
+        if now.chart
+        else version_text("no_chart", lang),
+        "notes": [version_text(n.kind, lang, **n.params) for n in now.notes],
+    }
+
+
+def component_text(c: Component, lang: str) -> str:
+    """`operator 1.48.6 (start line)`, `greptimedb unknown (latest, pulled 2026-11-30, digest
+    sha256:...)`, and where a start line names only a commit, which."""
+    if c.version:
+        text = version_text(
+            "component", lang, name=c.name, version=c.version, source=version_text(c.source, lang)
+        )
+    elif c.floating:
+        pulled = version_text("pulled", lang, date=c.pulled) if c.pulled else ""
+        digest = version_text("digest", lang, digest=c.digest[:19]) if c.digest else ""
+        text = version_text(
+            "floating", lang, name=c.name, tag=c.floating, pulled=pulled, digest=digest
+        )
+    else:
+        text = version_text("unknown", lang, name=c.name)
+    if c.commit_only:
+        kind = "commit_release" if c.release else "commit"
+        text += version_text(kind, lang, commit=c.commit[:8], release=c.release)
+    return text
 
 
 def _gap(art: dict[str, Any]) -> dict[str, Any]:

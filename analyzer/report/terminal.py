@@ -130,7 +130,7 @@ def _finding(f: dict[str, Any], t: Strings, paint: Paint, width: int) -> list[st
     alone = f["role"] != "consequence"  # a root cause or a note, with its fix
     indent = "  " if alone else "      -> "
     mark = paint(_MARK[f["severity"]], f["severity"])
-    lines = [f"{indent}{mark} [{f['manual'][0]}] {f['title']}"]
+    lines = [f"{indent}{mark} [{(f['manual'] or [f['rule_id']])[0]}] {f['title']}"]
     if alone:
         if f["decisive"]:
             lines.append(fit(f"       {t['decided_by']}: {f['decisive']}", width))

@@ -17,6 +17,7 @@ from k8s.times import parse_time
 from ..bundle import Bundle, ref
 from ..i18n import missing_text
 from ..results import Analysis, Finding, RuleResult
+from ..running import Running, running
 from ..verdict import recollect_command
 from .bindings import (
     PerSubject,
@@ -27,14 +28,33 @@ from .bindings import (
     shared_bindings,
     subjects,
 )
-from .loading import LANGS, TEXT_FIELDS, Expr, Rule
+from .known import Citation, cite, dress, note
+from .loading import LANGS, TEXT_FIELDS, Expr, Rule, default_rules_dir
 from .ranking import give_way, rank
+from .releases import ReleaseData, load_releases
 from .subjects import place
 
 
-def analyze(bundle: Bundle, rules: list[Rule]) -> Analysis:
-    tf = tf_context(bundle)
-    results = [evaluate(rule, bundle, tf) for rule in rules]
+def analyze(bundle: Bundle, rules: list[Rule], releases: ReleaseData | None = None) -> Analysis:
+    releases = releases or load_releases(default_rules_dir())
+    now = running(bundle, releases)
+    tf = tf_context(bundle, now)
+    results: list[RuleResult] = []
+    notes: list[dict[str, Any]] = []
+    for rule in rules:
+        if rule.known is None:
+            results.append(evaluate(rule, bundle, tf))
+            continue
+        citation = cite(rule.known, now, releases, tf)
+        if citation.state == "clear":  # a version outside every affected range: silent
+            results.append(_result(rule, "passed"))
+            continue
+        result = evaluate(rule, bundle, tf, citation.context())
+        for finding in result.findings:
+            dress(finding, rule.known, citation, tf)
+        if citation.state == "affected" and not result.findings:
+            notes.append({"rule_id": rule.id, **note(_title(rule, tf, citation), citation)})
+        results.append(result)
     depends = {rule.id: rule.depends_on for rule in rules}
     for finding in (f for r in results for f in r.findings):
         place(bundle, finding, depends[finding.rule_id])
@@ -49,7 +69,24 @@ def analyze(bundle: Bundle, rules: list[Rule]) -> Analysis:
         possible_secrets=[vars(leak) for leak in bundle.possible_secrets()],
         warnings=list(bundle.manifest.get("warnings") or []),
         recollect=recollect_command(bundle.manifest, results),
+        running=now,
+        known_issues=notes,
     )
+
+
+def _result(rule: Rule, outcome: str) -> RuleResult:
+    return RuleResult(rule.id, rule.manual, rule.severity, rule.section, outcome)
+
+
+def _title(rule: Rule, tf: dict[str, Any], citation: Citation) -> dict[str, str]:
+    """A known bug's title where no finding filled its vars: they read as empty."""
+    context = {
+        **{name: "" for name in rule.vars},
+        "tf": tf,
+        "known": citation.context(),
+        "object": {"kind": "", "name": "", "namespace": "", "ref": ""},
+    }
+    return {lang: rule.texts["title"][lang].render(context) for lang in LANGS}
 
 
 # How far back "recently" reaches when tf-collect was given no --since: a container that
@@ -57,20 +94,20 @@ def analyze(bundle: Bundle, rules: list[Rule]) -> Analysis:
 RECENT = timedelta(days=1)
 
 
-def tf_context(bundle: Bundle) -> dict[str, Any]:
-    """What every rule reads as `tf`: where TensorFusion runs, its version, whether it is
+def tf_context(bundle: Bundle, now: Running) -> dict[str, Any]:
+    """What every rule reads as `tf`: where TensorFusion runs, the operator version that runs
+    (analyzer/running.py; "" unknown) and each component's (`versions`), whether it is
     installed, the version of the chart its Helm release was installed from ("" when the
     bundle holds no Helm release), so a fix's `helm upgrade` can keep that chart, and when the
     collection window starts (`window_start`)."""
     found = bundle.manifest["tensorfusion"]
-    release, _, _ = bundle.document("helm")
-    chart = (release.get("chart") if isinstance(release, dict) else None) or {}
     return {
         "namespace": bundle.tf_namespace,
         "release": found["release"],
-        "version": found.get("version") or "",
+        "version": now.components["operator"].version,
+        "versions": {name: c.version for name, c in now.components.items()},
         "installed": found.get("installed"),
-        "chart_version": str(chart.get("version") or ""),
+        "chart_version": now.chart,
         "window_start": window_start(bundle.manifest),
     }
 
@@ -102,8 +139,11 @@ def summary(bundle: Bundle) -> dict[str, Any]:
     }
 
 
-def evaluate(rule: Rule, bundle: Bundle, tf: dict[str, Any]) -> RuleResult:
-    result = RuleResult(rule.id, rule.manual, rule.severity, rule.section, "passed")
+def evaluate(
+    rule: Rule, bundle: Bundle, tf: dict[str, Any], known: dict[str, Any] | None = None
+) -> RuleResult:
+    """One rule on the bundle; `known`: what a known bug's texts read (Citation.context)."""
+    result = _result(rule, "passed")
     try:
         shared = shared_bindings(rule, bundle)
         objects = subjects(rule, bundle)
@@ -122,7 +162,7 @@ def evaluate(rule: Rule, bundle: Bundle, tf: dict[str, Any]) -> RuleResult:
             fired = run(rule.when, variables)
             if fired is not True and fired is not False:
                 raise RuleEvalError(f"when: must be true or false, got {type(fired).__name__}")
-            finding = _finding(rule, variables, subject) if fired else None
+            finding = _finding(rule, variables, subject, known) if fired else None
         except Unavailable as exc:
             result.gaps.append((exc.missing, exc.where_for(subject)))
             continue
@@ -171,7 +211,12 @@ def _run_or_missing(
         return default
 
 
-def _finding(rule: Rule, variables: Variables, subject: dict[str, Any] | None) -> Finding:
+def _finding(
+    rule: Rule,
+    variables: Variables,
+    subject: dict[str, Any] | None,
+    known: dict[str, Any] | None = None,
+) -> Finding:
     """What a rule that fired on `subject` found. Data missing for its evidence or texts, or
     an expression of theirs that failed, is said in the evidence, and never loses the finding."""
     missing: list[str] = []
@@ -201,6 +246,8 @@ def _finding(rule: Rule, variables: Variables, subject: dict[str, Any] | None) -
             "ref": ref(subject) if subject else "",
         },
     }
+    if known is not None:
+        context["known"] = known
     try:
         texts = {
             f: {lang: rule.texts[f][lang].render(context) for lang in LANGS} for f in TEXT_FIELDS

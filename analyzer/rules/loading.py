@@ -24,6 +24,7 @@ from tf_support_schemas.manual import Manual, load_manual
 from ..errors import RuleLoadError
 from . import cel
 from .functions import FUNCTIONS
+from .known import KnownIssue
 
 Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 LANGS = ("en", "zh")
@@ -31,6 +32,7 @@ TEXT_FIELDS = ("title", "explanation", "fix")
 # Names every expression and template may use besides the rule's own.
 GLOBAL_NAMES = frozenset({"tf"})
 FUNCTIONS_FILE = "_functions.yaml"
+KNOWN_ISSUES = "known-issues"  # the directory, id prefix and report section of known bugs
 
 TEMPLATES = ImmutableSandboxedEnvironment(
     undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=False
@@ -86,6 +88,7 @@ class Rule:
     # binding name -> (key, value expression) pairs selecting that binding's objects per subject
     where: dict[str, tuple[tuple[str, Expr], ...]] = field(default_factory=dict)
     lets: dict[str, Expr] = field(default_factory=dict)  # in the file's order
+    known: KnownIssue | None = None  # a known TensorFusion bug (rules/known-issues/)
     raw: dict[str, Any] = field(repr=False, compare=False, default_factory=dict)
 
     @property
@@ -154,6 +157,10 @@ def load_rule(path: Path, root: Path, defined: dict[str, cel.Function] | None = 
         raise RuleLoadError(f"{rel}: id: {data['id']!r} must match the file name ({expected_id!r})")
     manual = load_manual()
     _check_manual_keys(rel, data, manual)
+    if ("known_issue" in data) != data["id"].startswith(f"{KNOWN_ISSUES}/"):
+        raise RuleLoadError(
+            f"{rel}: known_issue: known bugs, and only they, live in {KNOWN_ISSUES}/"
+        )
 
     for_each = data.get("for_each")
     bindings = data.get("with", {})
@@ -190,6 +197,8 @@ def load_rule(path: Path, root: Path, defined: dict[str, cel.Function] | None = 
     decisive = compiler.expr("decisive", data["decisive"], scope) if "decisive" in data else None
     rule_vars = {k: compiler.expr(f"vars.{k}", v, scope) for k, v in data.get("vars", {}).items()}
     template_names = set(rule_vars) | GLOBAL_NAMES | {"object"}
+    if "known_issue" in data:
+        template_names.add("known")  # rules/known.py: Citation.context
     texts = {
         fld: {
             lang: _template(rel, f"{fld}.{lang}", data[fld][lang], template_names) for lang in LANGS
@@ -203,9 +212,9 @@ def load_rule(path: Path, root: Path, defined: dict[str, cel.Function] | None = 
     return Rule(
         id=data["id"],
         path=rel,
-        manual=tuple(data["manual"]),
+        manual=tuple(data.get("manual", ())),
         severity=data["severity"],
-        section=manual.rows[data["manual"][0]].section,
+        section=manual.rows[data["manual"][0]].section if "manual" in data else KNOWN_ISSUES,
         texts=texts,
         commands=commands,
         for_each=for_each,
@@ -220,6 +229,7 @@ def load_rule(path: Path, root: Path, defined: dict[str, cel.Function] | None = 
         depends_on=tuple(data.get("depends_on", [])),
         where=where,
         lets=lets,
+        known=KnownIssue.of(data["known_issue"]) if "known_issue" in data else None,
         raw=data,
     )
 
@@ -232,13 +242,15 @@ def _read_yaml(path: Path, rel: str) -> Any:
 
 
 def _check_manual_keys(rel: str, data: dict[str, Any], manual: Manual) -> None:
-    for key in data["manual"]:
+    for key in data.get("manual", []):
         if key not in manual.rows:
             raise RuleLoadError(f"{rel}: manual: unknown manual row key {key!r}")
-    for field_name in ("consequence_of", "yields_to"):
-        for key in data.get(field_name, []):
-            if key not in manual.rows and key not in manual.sections:
-                raise RuleLoadError(f"{rel}: {field_name}: unknown manual key or section {key!r}")
+    named = [("consequence_of", k) for k in data.get("consequence_of", [])]
+    named += [("yields_to", k) for k in data.get("yields_to", [])]
+    named += [("known_issue.explains", k) for k in data.get("known_issue", {}).get("explains", [])]
+    for field_name, key in named:
+        if key not in manual.rows and key not in manual.sections:
+            raise RuleLoadError(f"{rel}: {field_name}: unknown manual key or section {key!r}")
 
 
 # The core API group's resources: any other resource is named with its group ("deployments.apps"),

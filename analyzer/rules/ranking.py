@@ -1,8 +1,9 @@
 """Root cause first: nest each finding under the finding that causes it.
 
 Rules declare `consequence_of` (manual keys or whole sections, as in the manual's
-"see Controller keeps restarting"). A finding whose named cause is present (on the same
-node, where both name one) becomes a child of it. A generic finding (a catch-all, or a row
+"see Controller keeps restarting"); a known bug's finding declares the rows it `explains`. A
+finding whose named cause is present (on the same node, where both name one) becomes a child
+of it. A generic finding (a catch-all, or a row
 many causes share) also becomes a child of a specific finding about what it is about or
 depends on (rules/subjects.py: the same pod, the node or GPU a workload runs on, the
 controller). Everything else is a root. Roots are ordered by severity, specific before
@@ -17,10 +18,14 @@ from ..results import Finding, RuleResult
 
 
 def _causes(finding: Finding, candidate: Finding) -> bool:
+    """Whether `candidate` is a cause `finding` names, or a known bug that explains it."""
     if candidate is finding or not _same_place(finding, candidate):
         return False
     names = set(candidate.manual) | {candidate.section}
-    return any(link in names for link in finding.consequence_of)
+    own = set(finding.manual) | {finding.section}
+    return any(link in names for link in finding.consequence_of) or bool(
+        own & set(candidate.explains)
+    )
 
 
 def _explains(cause: Finding, generic: Finding) -> bool:
@@ -77,11 +82,7 @@ def give_way(results: list[RuleResult], yields: dict[str, tuple[str, ...]]) -> N
     same object or node: the specific row explains that failure (a note, severity info,
     explains none). A catch-all left with no finding has passed."""
     specific = [
-        f
-        for r in results
-        if not yields.get(r.rule_id)
-        for f in r.findings
-        if f.severity != "info"
+        f for r in results if not yields.get(r.rule_id) for f in r.findings if f.severity != "info"
     ]
     for result in results:
         keys = set(yields.get(result.rule_id, ()))
@@ -120,15 +121,22 @@ def rank(findings: list[Finding], failed: list[RuleResult] = ()) -> list[Finding
     providers: dict[str, list[int]] = defaultdict(list)
     # What each finding is about -> the findings about it, for the generic ones to look up.
     about: dict[str, list[int]] = defaultdict(list)
+    # A known bug that explains rows provides them as a cause too.
+    explainers: dict[str, list[int]] = defaultdict(list)
     for pos, candidate in enumerate(ordered):
         for name in sorted(set(candidate.manual) | {candidate.section}):
             providers[name].append(pos)
+        for name in candidate.explains:
+            explainers[name].append(pos)
         for thing in candidate.about:
             about[thing].append(pos)
     roots: list[Finding] = []
     nested: list[Finding] = []
     for finding in ordered:
         positions = {p for link in finding.consequence_of for p in providers.get(link, ())}
+        positions |= {
+            p for name in (*finding.manual, finding.section) for p in explainers.get(name, ())
+        }
         # A cause that is itself caused by this finding would make a cycle: treat as root.
         causes = [
             ordered[p]
@@ -140,6 +148,9 @@ def rank(findings: list[Finding], failed: list[RuleResult] = ()) -> list[Finding
             # depends on heads it (a named cause, when present, is the deeper one).
             explaining = {p for thing in finding.reach for p in about.get(thing, ())}
             causes = [ordered[p] for p in sorted(explaining) if _explains(ordered[p], finding)]
+        # A known bug behind this row is the deepest cause it can have.
+        own = {*finding.manual, finding.section}
+        causes.sort(key=lambda c: not own & set(c.explains))
         # The cause on this finding's own node explains it better than a cluster-wide one.
         here = _node(finding)
         cause = next((c for c in causes if here and _node(c) == here), None)

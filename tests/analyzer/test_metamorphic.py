@@ -61,8 +61,10 @@ TRANSFORMS: dict[str, Transform] = {
 def has_fault(name: str, rules: list[Rule]) -> bool:
     """Whether the sample's expected findings include a problem (a finding above a note)."""
     expect = yaml.safe_load((SAMPLES / name / "expect.yaml").read_text(encoding="utf-8"))
-    severity = {key: r.severity for r in rules for key in r.manual}
-    return any(severity[f["manual"]] != "info" for f in expect.get("findings") or [])
+    severity = {key: r.severity for r in rules for key in r.manual or (r.id,)}
+    return any(
+        severity[f.get("manual") or f["rule"]] != "info" for f in expect.get("findings") or []
+    )
 
 
 RENAMING = ("rename", "all")

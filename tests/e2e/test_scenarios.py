@@ -71,7 +71,10 @@ def expected(
 ) -> tuple[set[tuple[str, tuple[str, ...]]], str | None]:
     spec = yaml.safe_load((SAMPLES / name / "expect.yaml").read_text())
     found = {
-        (f["manual"], tuple(sorted(pseudonymise(o, mapping) for o in f.get("objects", []))))
+        (
+            f.get("manual") or f["rule"],
+            tuple(sorted(pseudonymise(o, mapping) for o in f.get("objects", []))),
+        )
         for f in spec.get("findings") or []
     }
     return found, spec.get("first_root_cause")
