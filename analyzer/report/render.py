@@ -16,7 +16,7 @@ import markupsafe
 from k8s.printing import table_text
 from tf_support_schemas.manual import load_manual
 
-from ..i18n import STRINGS, Strings
+from ..i18n import STRINGS, VERSIONS, Strings
 from ..results import SEVERITIES
 from .markdown import fit_markdown, md_cell, md_code, md_fence, md_text
 from .pictures import capacity_bars, timeline
@@ -90,11 +90,12 @@ def render(report: dict[str, Any], fmt: str) -> str:
     if fmt == "json":
         return json.dumps(report, indent=2, ensure_ascii=False, sort_keys=True) + "\n"
     strings = Strings(STRINGS[report["lang"]])
+    versions = Strings(VERSIONS[report["lang"]])
     template = _ENV.get_template(f"report.{fmt}.j2")
     if fmt == "md":
         return fit_markdown(
             report,
-            lambda model, trim: template.render(r=model, t=strings, trim=trim),
+            lambda model, trim: template.render(r=model, t=strings, ver=versions, trim=trim),
             cut_note=strings["trim_hard_cut"],
         )
     script, script_hash = _script()
@@ -102,6 +103,7 @@ def render(report: dict[str, Any], fmt: str) -> str:
     return template.render(
         r=report,
         t=strings,
+        ver=versions,
         sections=sections_of(report),
         capacity=capacity_bars(views["capacity"]) if views else [],
         timeline=timeline(views["warnings"]) if views else None,

@@ -9,7 +9,7 @@ import unicodedata
 from collections.abc import Mapping
 from typing import Any, TextIO
 
-from ..i18n import STRINGS, Strings
+from ..i18n import STRINGS, VERSIONS, Strings
 
 WIDTH = 100  # the terminal's width when the caller does not know it
 MAX_CHAINS = 5
@@ -58,7 +58,8 @@ def summary_lines(
         f"{t['report_title']}: {b['source']}",
         *verdict_lines(report, paint),
         f"  {t['collected']} {b['created_at']} · {t['cluster']} {b.get('server_version') or '?'}"
-        f" · {t['tf']} {b.get('tf_version') or t['version_unknown']} ({b['tf_namespace']})",
+        f" · {t['tf']} {_tf_line(report, t)} ({b['tf_namespace']})",
+        *_running(report),
         f"  {s['root_causes']} {t.plural(s['root_causes'], 'root_causes')}, "
         f"{s['consequences']} {t.plural(s['consequences'], 'consequences')}, "
         f"{s['notes']} {t.plural(s['notes'], 'notes')}; "
@@ -66,6 +67,7 @@ def summary_lines(
     ]
     for f in report["findings"]:
         lines += _finding(f, t, paint, width)
+    lines += _known_issues(report, verbose)
     lines += _discovery(report, t)
     lines += _comparison(report, t, paint, verbose)
     lines += _not_checked(report, t, verbose)
@@ -73,6 +75,38 @@ def summary_lines(
         lines.append(f"  {t['gaps']}: {len(report['collection_gaps'])}")
     if report["findings"]:
         lines.append(paint(_legend(t), "dim"))
+    return lines
+
+
+def _tf_line(report: dict[str, Any], t: Strings) -> str:
+    running = report.get("running")
+    if running:
+        return running["chart_text"]
+    return report["bundle"].get("tf_version") or t["version_unknown"]
+
+
+def _running(report: dict[str, Any]) -> list[str]:
+    """What runs, one line, and each disagreement between its witnesses."""
+    running = report.get("running")
+    if not running or not running["components"]:
+        return []
+    v = VERSIONS[report["lang"]]
+    texts = [c["text"] for c in running["components"]]
+    return [f"  {v['running']}: " + " · ".join(texts), *(f"  ! {n}" for n in running["notes"])]
+
+
+def _known_issues(report: dict[str, Any], verbose: bool) -> list[str]:
+    """Known bugs of the running version without their signal: counted; listed with -v."""
+    found = report.get("known_issues") or []
+    if not found:
+        return []
+    v = VERSIONS[report["lang"]]
+    lines = [f"  {v['known_issues']}: {len(found)}" + ("" if verbose else " (-v)")]
+    if verbose:
+        for k in found:
+            lines.append(f"    - {k['title']}: {k['line']}")
+            if k["command"]:
+                lines.append(f"      {k['command']}")
     return lines
 
 

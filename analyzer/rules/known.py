@@ -105,6 +105,9 @@ def cite(
     if version is None:
         return Citation("unknown", known.component, "", source, why, None, "", "", "", False, prs)
     hit = next((a for a in known.affected if a.holds(version)), None)
+    # The fixes of the running line (a chart's fix is a chart release): the others are noise.
+    mine = [f.pr for f in known.fixed_by if _line_of(f.release) in (hit.line if hit else None, "")]
+    prs = tuple(dict.fromkeys(mine)) or prs
     if hit is None:
         return Citation(
             "clear", known.component, str(version), source, "", None, "", "", "", False, prs
@@ -241,6 +244,12 @@ def note(rule_title: dict[str, str], citation: Citation) -> dict[str, Any]:
         "command": citation.command,
         "prs": list(citation.prs),
     }
+
+
+def _line_of(release: str) -> str:
+    """The release line of a fix's release ("" for a chart release)."""
+    version = parse(release)
+    return version.line if version else ""
 
 
 def _version(component: str, running: Running) -> tuple[Version | None, str, str]:
