@@ -368,35 +368,13 @@ def _notes(
             notes.append(Note("hypervisor_older", params))
     for component in components.values():
         if component.versions:
-            notes.append(
-                Note(
-                    "pods_disagree",
-                    {"component": component.name, "versions": ", ".join(component.versions)},
-                )
-            )
-        start = next(
-            (r for r in component.readings if r.source == "start-line" and r.version), None
-        )
-        tag = next(
-            (
-                r
-                for r in component.readings
-                if r.source == "image-tag"
-                and r.version
-                and r.where == (start.where if start else None)
-            ),
-            None,
-        )
-        if start is not None and tag is not None and parse(start.version) != parse(tag.version):
-            notes.append(
-                Note(
-                    "start_line_not_tag",
-                    {
-                        "component": component.name,
-                        "logged": start.version,
-                        "tag": tag.version,
-                        "where": start.where,
-                    },
-                )
-            )
+            versions = ", ".join(component.versions)
+            notes.append(Note("pods_disagree", {"component": component.name, "versions": versions}))
+        tags = {r.where: r for r in component.readings if r.source == "image-tag" and r.version}
+        for start in (r for r in component.readings if r.source == "start-line" and r.version):
+            tag = tags.get(start.where)
+            if tag is not None and parse(start.version) != parse(tag.version):
+                params = {"component": component.name, "logged": start.version}
+                params |= {"tag": tag.version, "where": start.where}
+                notes.append(Note("start_line_not_tag", params))
     return notes

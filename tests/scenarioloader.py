@@ -243,7 +243,7 @@ def _retag(layer: _Layer, images: Any, meta_file: Path) -> None:
         raise ScenarioError(f"{meta_file}: images: a mapping of repository -> tag")
     retagged: dict[tuple[str, str, str], str] = {}  # (namespace, pod, container) -> tag
     for doc in layer.docs:
-        _retag_value(doc.obj, images)
+        retag_value(doc.obj, images)
         if doc.obj.get("kind") != "Pod":
             continue
         meta = doc.obj["metadata"]
@@ -255,7 +255,7 @@ def _retag(layer: _Layer, images: Any, meta_file: Path) -> None:
     for key in layer.logs:
         tag = retagged.get((key.namespace, key.pod, key.container))
         if tag is not None:
-            layer.logs[key] = _START_LINE.sub(lambda m, t=tag: _start_line(m, t), layer.logs[key])
+            layer.logs[key] = START_LINE.sub(lambda m, t=tag: start_line(m, t), layer.logs[key])
 
 
 def _containers(pod: dict[str, Any]) -> list[dict[str, Any]]:
@@ -263,10 +263,10 @@ def _containers(pod: dict[str, Any]) -> list[dict[str, Any]]:
     return [*(spec.get("containers") or []), *(spec.get("initContainers") or [])]
 
 
-def _retag_value(value: Any, images: dict[str, str]) -> None:
+def retag_value(value: Any, images: dict[str, str]) -> None:
     if isinstance(value, list):
         for item in value:
-            _retag_value(item, images)
+            retag_value(item, images)
         return
     if not isinstance(value, dict):
         return
@@ -278,13 +278,13 @@ def _retag_value(value: Any, images: dict[str, str]) -> None:
                 prefix = "docker.io/" if item.startswith("docker.io/") else host
                 value[key] = f"{prefix}{ref.path}:{images[ref.path]}"
         else:
-            _retag_value(item, images)
+            retag_value(item, images)
 
 
-_START_LINE = re.compile(r"version: ([^,\s]*), hash: ([0-9a-fA-F]{7,40})")
+START_LINE = re.compile(r"version: ([^,\s]*), hash: ([0-9a-fA-F]{7,40})")
 
 
-def _start_line(match: re.Match[str], tag: str) -> str:
+def start_line(match: re.Match[str], tag: str) -> str:
     """A start line of release `tag`: its version (kept empty where the build logs none, as
     the hypervisor's does) and the commit the release tag names."""
     version = parse(tag)
