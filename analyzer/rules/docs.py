@@ -12,6 +12,7 @@ from typing import Any
 
 from tf_support_schemas.manual import Manual, load_manual
 
+from .known import range_text
 from .loading import Rule
 
 SCRIPT = "python scripts/make_rules_doc.py"
@@ -30,9 +31,9 @@ _INTRO = """\
 
 <!-- Generated from rules/ by `{script}`: do not edit by hand. -->
 
-Every rule `tf-analyze` applies, {rules} rules for {rows} rows of the troubleshooting manual
+Every rule `tf-analyze` applies: {rules} rules for {rows} rows of the troubleshooting manual
 ([troubleshooting.zh.md](manual/troubleshooting.zh.md)), grouped by the manual's sections in
-its order. After changing a rule, run `{script}`.
+its order, then {known} known TensorFusion bugs. After changing a rule, run `{script}`.
 
 - **Rule**: the rule's id, linked to its file in `rules/`.
 - **Manual row**: the key(s) in [rows.yaml](manual/rows.yaml) the rule implements; the reports
@@ -51,6 +52,28 @@ its order. After changing a rule, run `{script}`.
   misses where it must run and stay silent (`scenarios:` in the rule; a test holds both).
 """
 
+KNOWN_COLUMNS = (
+    "Rule",
+    "Version of",
+    "Affected",
+    "Fixed by",
+    "Severity",
+    "Title (en, zh)",
+    "Signal looks at",
+    "Explains",
+    "Scenarios",
+)
+_KNOWN_INTRO = """\
+## Known TensorFusion bugs (TensorFusion 已知缺陷)
+
+Defects of TensorFusion releases, each tied to the commit that fixed it (`rules/known-issues/`).
+The version that decides is the operator's that runs (its start line, then its image, then
+Helm) or, for a defect of the chart's templates and defaults, the Helm chart's. Ranges are
+half-open per release line. In range with the signal: a finding that names the bug, the release
+that fixes it and a pinned `helm upgrade`, heading the rows it **explains**; in range without
+the signal: listed under "Known issues of this version"; outside every range: silent.
+"""
+
 
 def render(rules: Iterable[Rule], *, manual: Manual | None = None) -> str:
     """docs/rules.md for `rules`: a table per manual section."""
@@ -60,7 +83,12 @@ def render(rules: Iterable[Rule], *, manual: Manual | None = None) -> str:
     by_section: dict[str, list[Rule]] = {}
     for rule in rules:
         by_section.setdefault(rule.section, []).append(rule)
-    out = [_INTRO.format(script=SCRIPT, rules=len(rules), rows=len(manual.rows))]
+    known = sorted((r for r in rules if r.known is not None), key=lambda r: r.id)
+    out = [
+        _INTRO.format(
+            script=SCRIPT, rules=len(rules) - len(known), rows=len(manual.rows), known=len(known)
+        )
+    ]
     for key, section in manual.sections.items():
         members = sorted(
             by_section.get(key, []), key=lambda r: (row_order.get(r.manual[0], -1), r.id)
@@ -68,12 +96,14 @@ def render(rules: Iterable[Rule], *, manual: Manual | None = None) -> str:
         out.append(f"## {_text(section.en)} ({_text(section.zh)})\n")
         out.append(f"Section `{key}`: {_count(len(members), 'rule')}.\n")
         if members:
-            out.append(_table([_row(rule, manual) for rule in members]))
+            out.append(_table(COLUMNS, [_row(rule, manual) for rule in members]))
+    out.append(_KNOWN_INTRO)
+    out.append(_table(KNOWN_COLUMNS, [_known_row(rule, manual) for rule in known]))
     return "\n".join(out)
 
 
-def _table(rows: list[list[str]]) -> str:
-    lines = [_line(list(COLUMNS)), _line(["---"] * len(COLUMNS))]
+def _table(columns: tuple[str, ...], rows: list[list[str]]) -> str:
+    lines = [_line(list(columns)), _line(["---"] * len(columns))]
     lines += [_line(cells) for cells in rows]
     return "\n".join(lines) + "\n"
 
@@ -95,6 +125,28 @@ def _row(rule: Rule, manual: Manual) -> list[str]:
             + (["*generic*" + _depends(rule)] if rule.generic else [])
         )
         or "—",
+        _scenarios(rule.raw.get("scenarios") or {}),
+    ]
+
+
+def _known_row(rule: Rule, manual: Manual) -> list[str]:
+    known = rule.known
+    assert known is not None
+    title = rule.raw["title"]
+    fixes = [
+        f"[#{f.pr}](https://github.com/NexusGPU/tensor-fusion/pull/{f.pr}) {_code(f.commit)} "
+        f"({f.release})"
+        for f in known.fixed_by
+    ]
+    return [
+        f"[{_code(rule.id)}](../rules/{rule.path})",
+        known.component,
+        "<br>".join(_text(range_text(a, known.component)) for a in known.affected),
+        "<br>".join(fixes),
+        rule.severity,
+        f"{_text(title['en'])}<br>{_text(title['zh'])}",
+        "<br>".join(looks_at(rule)),
+        "<br>".join(_cause(key, manual) for key in known.explains) or "—",
         _scenarios(rule.raw.get("scenarios") or {}),
     ]
 

@@ -75,13 +75,13 @@ class Citation:
     component: str
     version: str  # what runs ("" unknown)
     source: str  # where that version was read (a running.SOURCES name)
-    why_unknown: str  # for unknown: latest, pulled ...; no pod; no Helm release
-    affected: Affected | None
-    fixed: str  # the first fixed release on the running line ("" when open or unknown)
-    chart: str  # the first chart whose defaults ship it ("" none)
-    command: str  # the pinned upgrade ("" when nothing to upgrade to)
-    crosses_line: bool  # the chart of `command` installs the other release line
-    prs: tuple[int, ...]
+    prs: tuple[int, ...]  # the fixes of the running line (all of them when unknown)
+    why_unknown: str = ""  # latest, pulled ...; no pod; no Helm release
+    affected: Affected | None = None
+    fixed: str = ""  # the first fixed release on the running line ("" when open)
+    chart: str = ""  # the first chart whose defaults ship it ("" none)
+    command: str = ""  # the pinned upgrade ("" when nothing to upgrade to)
+    crosses_line: bool = False  # the chart of `command` installs the other release line
 
     def context(self) -> dict[str, Any]:
         """What the finding's texts read as `known`."""
@@ -101,33 +101,23 @@ def cite(
     known: KnownIssue, running: Running, releases: ReleaseData, tf: dict[str, Any]
 ) -> Citation:
     version, source, why = _version(known.component, running)
-    prs = tuple(dict.fromkeys(f.pr for f in known.fixed_by))
+    every = tuple(dict.fromkeys(f.pr for f in known.fixed_by))
     if version is None:
-        return Citation("unknown", known.component, "", source, why, None, "", "", "", False, prs)
+        return Citation("unknown", known.component, "", source, every, why_unknown=why)
     hit = next((a for a in known.affected if a.holds(version)), None)
-    # The fixes of the running line (a chart's fix is a chart release): the others are noise.
-    mine = [f.pr for f in known.fixed_by if _line_of(f.release) in (hit.line if hit else None, "")]
-    prs = tuple(dict.fromkeys(mine)) or prs
     if hit is None:
-        return Citation(
-            "clear", known.component, str(version), source, "", None, "", "", "", False, prs
-        )
+        return Citation("clear", known.component, str(version), source, every)
+    # The fixes of the running line (a chart's fix is a chart release): the others are noise.
+    mine = tuple(
+        dict.fromkeys(f.pr for f in known.fixed_by if _line_of(f.release) in (hit.line, ""))
+    )
     chart, command, crosses = _upgrade(
         known.component, hit, running.version("operator"), releases, tf
     )
     return Citation(
-        "affected",
-        known.component,
-        str(version),
-        source,
-        "",
-        hit,
-        hit.fixed or "",
-        chart,
-        command,
-        crosses,
-        prs,
-    )
+        "affected", known.component, str(version), source, mine or every,
+        affected=hit, fixed=hit.fixed or "", chart=chart, command=command, crosses_line=crosses,
+    )  # fmt: skip
 
 
 def range_text(a: Affected, component: str, lang: str = "en") -> str:

@@ -85,7 +85,10 @@ def test_a_gpu_model_without_known_tflops_heads_the_pods_pending_for_it(
     objects = _unpack("pod-pending-gang-timeout", tmp_path)
     gpus = objects["objects/gpus.tensor-fusion.ai/_cluster.json"]
     for gpu in gpus["items"]:
-        if gpu["metadata"]["labels"]["tensor-fusion.ai/managed-by"] == "ip-10-40-160-61.ec2.internal":
+        if (
+            gpu["metadata"]["labels"]["tensor-fusion.ai/managed-by"]
+            == "ip-10-40-160-61.ec2.internal"
+        ):
             gpu["status"]["gpuModel"] = "NVIDIA H20"
             gpu["status"]["capacity"]["tflops"] = "0"
             gpu["status"]["available"]["tflops"] = "0"

@@ -87,7 +87,7 @@ def test_rule_is_skipped_when_its_input_was_forbidden(tmp_path: Path) -> None:
         'resource "pods")'
     )
     assert res.reason("zh") == (
-        "pods（命名空间 tensor-fusion-sys）：forbidden（pods is forbidden: User \"bob\" cannot "
+        'pods（命名空间 tensor-fusion-sys）：forbidden（pods is forbidden: User "bob" cannot '
         'list resource "pods"）'
     )
     assert res.findings == []
@@ -157,7 +157,6 @@ def test_failing_rule_is_an_error_and_the_others_run(tmp_path: Path) -> None:
     assert broken.outcome == "error"
     assert broken.reason().startswith("Pod/tensor-fusion-sys/tensor-fusion-sys-controller-1: when:")
     assert _result(analysis, "controller-crash/oom-killed").outcome == "fired"
-
 
 
 def test_unredacted_secrets_are_reported_by_member_and_kind(tmp_path: Path) -> None:

@@ -100,9 +100,9 @@ def outcome(analysis: Analysis, ref=lambda r: r) -> Outcome:
         frozenset(
             (key, tuple(sorted(ref(o) for o in f.objects)))
             for f in analysis.findings()
-            for key in f.manual
+            for key in f.manual or (f.rule_id,)
         ),
-        analysis.roots[0].manual[0] if analysis.roots else None,
+        (analysis.roots[0].manual or (analysis.roots[0].rule_id,))[0] if analysis.roots else None,
         frozenset(r.rule_id for r in analysis.results if r.outcome == "error"),
     )
 

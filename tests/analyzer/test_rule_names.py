@@ -138,8 +138,7 @@ def test_a_call_with_the_wrong_number_of_arguments_names_the_rule(tmp_path: Path
     with pytest.raises(RuleLoadError) as err:
         load_rules(_rules(tmp_path, {**RULE, "when": "twice(1, 2) == 2"}, functions))
     assert str(err.value) == (
-        "controller-crash/oom-killed.yaml: when: invalid CEL: "
-        "twice() takes 1 argument(s), not 2"
+        "controller-crash/oom-killed.yaml: when: invalid CEL: twice() takes 1 argument(s), not 2"
     )
 
 

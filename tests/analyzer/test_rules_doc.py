@@ -45,7 +45,9 @@ def test_rule_row_names_key_severity_and_both_titles(rules, text: str) -> None:
 def test_sections_follow_the_manual_and_pipes_are_escaped(text: str) -> None:
     headings = [line for line in text.splitlines() if line.startswith("## ")]
     assert headings[0] == "## Collect the basics (先收集基本信息)"
-    assert headings[-1] == "## Errors you can ignore (可以忽略的报错)"
+    # The manual's sections in its order, then the known TensorFusion bugs.
+    assert headings[-2] == "## Errors you can ignore (可以忽略的报错)"
+    assert headings[-1] == "## Known TensorFusion bugs (TensorFusion 已知缺陷)"
     row = next(line for line in text.splitlines() if "`baseline/gpu-capacity-missing`]" in line)
     assert "{{ missing \\| join(' and ') }}" in row
     assert row.count(" | ") == len(COLUMNS) - 1  # no unescaped pipe splits a cell

@@ -366,7 +366,7 @@ def text_reading_rows() -> set[str]:
         if re.search(r"message|error_lines", decision) or any(
             re.search(rf"\b{name}\b", decision) for name in texts
         ):
-            rows.update(rule["manual"])
+            rows.update(rule.get("manual", []))  # a known bug implements no row
     return rows
 
 
