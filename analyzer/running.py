@@ -348,7 +348,9 @@ def _notes(
         params = {"chart": chart, "app_version": app, "operator": str(op)}
         defaults = releases.chart(chart)
         tag = str(_dig(values, "controller", "image", "tag") or "")
-        if app_v.major == 1 and op.major >= 2:
+        # The line the chart installs: appVersion lies for the first v2 charts (1.7.7: 1.58.5).
+        chart_line = defaults.line if defaults is not None else f"v{app_v.major}"
+        if chart_line == "v1" and op.major >= 2:
             notes.append(Note("upgraded_by_the_book", params))
         elif tag and parse(tag) == op:
             notes.append(Note("values_pin_operator", params))

@@ -152,7 +152,16 @@ class MetricsStep:
     manual: Manual
 
 
-Step = ListStep | LogStep | GrepLogStep | HeadLogStep | DescribeStep | HelmStep | ExecStep | MetricsStep
+Step = (
+    ListStep
+    | LogStep
+    | GrepLogStep
+    | HeadLogStep
+    | DescribeStep
+    | HelmStep
+    | ExecStep
+    | MetricsStep
+)
 
 _DESCRIBE = "kubectl describe pod <pod> -n <namespace>"
 _CTRL_LOGS = "kubectl logs -n tensor-fusion-sys deploy/tensor-fusion-sys-controller -c controller"
