@@ -14,6 +14,7 @@ from k8s import events
 from k8s.quantity import quantity
 from k8s.selectors import SelectorError, parse_label_selector
 from k8s.tensorfusion import gpu_workload, requests_native_gpu
+from k8s.times import parse_time
 
 from .oom import gpu_oom, oom_facts
 
@@ -179,6 +180,13 @@ def label_keys(selector: str) -> list[str]:
         return []
 
 
+def minutes_between(start: Any, end: Any) -> int:
+    """Whole minutes from `start` to `end`, times as Kubernetes writes them (RFC 3339); -1
+    when either is no time, so a rule's `> n` holds only on two real times."""
+    a, b = parse_time(start), parse_time(end)
+    return int((b - a).total_seconds() // 60) if a and b else -1
+
+
 def _max(values: list[Any], default: Any = 0.0) -> Any:
     return max(values) if values else default
 
@@ -219,6 +227,7 @@ FUNCTIONS = {
     "gpu_node_selector": gpu_node_selector,
     "selects": selects,
     "label_keys": label_keys,
+    "minutes_between": minutes_between,
     "max": _max,
     "min": _min,
     "sum": _sum,

@@ -400,3 +400,18 @@ NOT_ERROR_LINES = [
 def test_error_lines_knows_the_common_log_formats() -> None:
     found = run("error_lines(lines)", lines=ERROR_LINES + NOT_ERROR_LINES)
     assert found == ERROR_LINES
+
+
+@pytest.mark.parametrize(
+    ("start", "end", "minutes"),
+    [
+        ("2026-11-30T09:52:00Z", "2026-11-30T10:09:41Z", 17),
+        ("2026-11-30T23:58:00Z", "2026-12-01T00:03:00Z", 5),  # across a month's end
+        ("2026-11-30T09:00:00.123456Z", "2026-11-30T09:06:59Z", 6),  # MicroTime
+        ("2026-11-30T10:00:00Z", "2026-11-30T09:00:00Z", -60),
+        ("", "2026-11-30T10:00:00Z", -1),  # no time: nothing to compare
+        ("2026-11-30T10:00:00Z", "yesterday", -1),
+    ],
+)
+def test_minutes_between_two_kubernetes_times(start: str, end: str, minutes: int) -> None:
+    assert run("minutes_between(a, b)", a=start, b=end) == minutes

@@ -208,7 +208,8 @@ def flag_problems(tool_name: str, args: list[str]) -> list[str]:
         if attached is None:
             value = rest[i] if i < len(rest) else None
             i += 1
-            if value is None or (value.startswith("-") and not re.match(r"-\d", value)):
+            # "-" is a value: standard input (`kubectl apply -f -`); so is a negative number.
+            if value is None or (value.startswith("-") and not re.match(r"-(\d|$)", value)):
                 problems.append(f"{where}: --{last} needs a value")
         elif attached == "":
             problems.append(f"{where}: --{last} has an empty value")
