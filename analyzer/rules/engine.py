@@ -28,7 +28,7 @@ from .bindings import (
     shared_bindings,
     subjects,
 )
-from .known import Citation, cite, dress, note
+from .known import cite, dress, note
 from .loading import LANGS, TEXT_FIELDS, Expr, Rule, default_rules_dir
 from .ranking import give_way, rank
 from .releases import ReleaseData, load_releases
@@ -53,7 +53,7 @@ def analyze(bundle: Bundle, rules: list[Rule], releases: ReleaseData | None = No
         for finding in result.findings:
             dress(finding, rule.known, citation, tf)
         if citation.state == "affected" and not result.findings:
-            notes.append({"rule_id": rule.id, **note(_title(rule, tf, citation), citation)})
+            notes.append({"rule_id": rule.id, **note(rule.known, citation)})
         results.append(result)
     depends = {rule.id: rule.depends_on for rule in rules}
     for finding in (f for r in results for f in r.findings):
@@ -76,17 +76,6 @@ def analyze(bundle: Bundle, rules: list[Rule], releases: ReleaseData | None = No
 
 def _result(rule: Rule, outcome: str) -> RuleResult:
     return RuleResult(rule.id, rule.manual, rule.severity, rule.section, outcome)
-
-
-def _title(rule: Rule, tf: dict[str, Any], citation: Citation) -> dict[str, str]:
-    """A known bug's title where no finding filled its vars: they read as empty."""
-    context = {
-        **{name: "" for name in rule.vars},
-        "tf": tf,
-        "known": citation.context(),
-        "object": {"kind": "", "name": "", "namespace": "", "ref": ""},
-    }
-    return {lang: rule.texts["title"][lang].render(context) for lang in LANGS}
 
 
 # How far back "recently" reaches when tf-collect was given no --since: a container that

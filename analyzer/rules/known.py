@@ -50,6 +50,7 @@ class Fix:
 
 @dataclass(frozen=True)
 class KnownIssue:
+    name: dict[str, str]  # lang -> the defect's name, for the list of known issues
     component: str  # operator | chart
     affected: tuple[Affected, ...]
     fixed_by: tuple[Fix, ...]
@@ -58,6 +59,7 @@ class KnownIssue:
     @classmethod
     def of(cls, data: dict[str, Any]) -> KnownIssue:
         return cls(
+            name=dict(data["name"]),
             component=data["component"],
             affected=tuple(
                 Affected(a.get("line"), a.get("from"), a.get("fixed")) for a in data["affected"]
@@ -207,25 +209,26 @@ def _version_line(citation: Citation) -> str:
     )
 
 
-def note(rule_title: dict[str, str], citation: Citation) -> dict[str, Any]:
+def note(known: KnownIssue, citation: Citation) -> dict[str, Any]:
     """A known bug of the running version whose signal the bundle does not show: what the
     report lists under "Known issues of this version"."""
     assert citation.affected is not None
     lines = {}
     for lang in LANGS:
-        fixed = citation.fixed or version_text(
-            "not_fixed", lang, line=citation.affected.line or citation.component
+        rng = range_text(citation.affected, citation.component, lang)
+        words = {"component": citation.component, "version": citation.version, "range": rng}
+        line = (
+            version_text("note_line", lang, fixed=citation.fixed, **words)
+            if citation.fixed
+            else version_text("note_line_open", lang, **words)
         )
-        lines[lang] = version_text(
-            "note_line",
-            lang,
-            component=citation.component,
-            version=citation.version,
-            range=range_text(citation.affected, citation.component, lang),
-            fixed=fixed,
-        )
+        if citation.crosses_line:
+            line += version_text("then", lang) + version_text(
+                "fix_crosses", lang, chart=citation.chart
+            )
+        lines[lang] = line
     return {
-        "title": rule_title,
+        "title": known.name,
         "line": lines,
         "component": citation.component,
         "version": citation.version,
@@ -271,17 +274,20 @@ def _upgrade(
         return "", "", False
     fixed = parse(hit.fixed)
     assert fixed is not None  # the schema holds ranges to versions
-    base = f"helm upgrade {tf['release']} {CHART_REPO} -n {tf['namespace']}"
+
+    def helm(chart: str) -> str:
+        # The order every rule's helm command has: release, chart, --version, namespace.
+        return f"helm upgrade {tf['release']} {CHART_REPO} --version {chart} -n {tf['namespace']}"
+
     if component == "chart":
         target = releases.chart(hit.fixed)
         crosses = bool(target and operator and target.line != operator.line)
-        return hit.fixed, f"{base} --version {hit.fixed} --reuse-values", crosses
+        return hit.fixed, f"{helm(hit.fixed)} --reuse-values", crosses
     chart = releases.first_chart(fixed.line, fixed)
     if chart is not None:
         return (
             chart.chart,
-            f"{base} --version {chart.chart} --reuse-values"
-            f" --set controller.image.tag={chart.operator}",
+            f"{helm(chart.chart)} --reuse-values --set controller.image.tag={chart.operator}",
             False,
         )
     # No chart ships it by default (a fix of the v1 line after charts stopped moving its
@@ -290,6 +296,6 @@ def _upgrade(
     version = last.chart if last else (tf.get("chart_version") or "<chart-version>")
     return (
         "",
-        f"{base} --version {version} --reuse-values --set controller.image.tag={hit.fixed}",
+        f"{helm(version)} --reuse-values --set controller.image.tag={hit.fixed}",
         False,
     )

@@ -27,6 +27,7 @@ from analyzer.rules.loading import load_rules
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_bundles"
 RULES = load_rules()
+KNOWN = {rule.id: rule.known for rule in RULES if rule.known is not None}
 CHART = "tensor-fusion/tensor-fusion"
 CHART_COMMAND = re.compile(r"\bhelm (upgrade|pull)\b[^|;&]*" + re.escape(CHART))
 # Rules whose helm command is one branch of a choice: the Helm values that take that branch.
@@ -88,15 +89,27 @@ def sample(rule_id: str, scenario: str, out: Path, chart: str | None = "") -> Pa
 
 
 def chart_commands(bundle: Path, rule_id: str) -> list[str]:
+    """The rule's own chart commands in its findings: not the upgrade a known bug's finding
+    leads with (analyzer/rules/known.py), which moves to the chart that ships the fix on
+    purpose: it sets nothing but the operator image, if that."""
     findings = [f for f in analyze(Bundle.open(bundle), RULES).findings() if f.rule_id == rule_id]
     assert findings, f"{rule_id} does not fire on {bundle.name}"
-    return [c for f in findings for c in f.commands if CHART_COMMAND.search(c)]
+    return [
+        c
+        for f in findings
+        for c in f.commands
+        if CHART_COMMAND.search(c) and not (f.rule_id in KNOWN and _fix(c))
+    ]
+
+
+def _fix(command: str) -> bool:
+    return command.endswith(" --reuse-values") or "--set controller.image.tag=" in command
 
 
 def test_the_rules_that_touch_the_chart_are_found() -> None:
     rules = {rule_id for rule_id, _ in PINNING}
     assert {"controller-crash/oom-killed", "image-pull/mainland-china"} <= rules
-    assert len(rules) == 10
+    assert len(rules) == 13
 
 
 @pytest.mark.parametrize(("rule_id", "scenario"), PINNING)
@@ -108,7 +121,11 @@ def test_helm_commands_pin_the_installed_chart(rule_id: str, scenario: str, tmp_
         assert f"{CHART} --version {installed} " in command + " ", command
 
 
-@pytest.mark.parametrize(("rule_id", "scenario"), PINNING)
+@pytest.mark.parametrize(
+    ("rule_id", "scenario"),
+    # A defect of a chart's defaults is fixed in 1.8.3 or before: it no longer fires there.
+    [(r, s) for r, s in PINNING if r not in KNOWN or KNOWN[r].component != "chart"],
+)
 def test_the_pin_follows_the_chart_in_the_bundle(rule_id: str, scenario: str, tmp_path) -> None:
     other = chart_version(SAMPLES / "healthy-gke.tar.zst")
     assert other == "1.8.3" and other != chart_version(SAMPLES / f"{scenario}.tar.zst")
