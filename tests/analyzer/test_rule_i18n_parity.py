@@ -99,6 +99,8 @@ def code_words(rule_id: str) -> set[str]:
     code = dict(rule.raw)
     for field in (*TEXT_FIELDS, "scenarios", "manual", "id", "consequence_of", "yields_to"):
         code.pop(field, None)
+    if "known_issue" in code:  # a known bug's name is text too
+        code["known_issue"] = {k: v for k, v in code["known_issue"].items() if k != "name"}
     words = {w.strip(".-") for w in re.findall(r"[\w.-]+", yaml.safe_dump(code), re.ASCII)}
     hyphenated = {w for w in words if re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)+", w)}
     commands = " ".join(c.source for c in rule.commands)
