@@ -297,7 +297,10 @@ def _component(
     if per_pod:
         counts = Counter(r.version for r in per_pod.values())
         version = max(counts, key=lambda v: (counts[v], parse(v) or _ZERO))
-        source = next(r.source for r in per_pod.values() if r.version == version)
+        # The strongest witness of that version among its pods.
+        source = min(
+            (r.source for r in per_pod.values() if r.version == version), key=SOURCES.index
+        )
     elif pods:
         version, source = "", pods[0].source
     else:
