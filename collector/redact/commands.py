@@ -145,7 +145,7 @@ def _add(
         return
     kind = refine_kind(kind, value)
     start = offset + m.start(group)
-    hits.append(Hit(start, start + len(value), kind, scan.pseudonyms.secret(kind, value), 1))
+    hits.append(Hit(start, start + len(value), kind, 1))
 
 
 FINDERS: tuple[Finder, ...] = (Finder("command-lines", _commands),)

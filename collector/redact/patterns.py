@@ -37,9 +37,7 @@ def _pem(scan: Scan) -> list[Hit]:
         stop = end.end() if end else _PEM_BODY.match(text, begin.end()).end()
         # One key, one placeholder: a key inside a JSON string has its newlines escaped.
         original = _unescape(text[begin.start() : stop])
-        hits.append(
-            Hit(begin.start(), stop, "private-key", _secret(scan, "private-key", original), 2)
-        )
+        hits.append(Hit(begin.start(), stop, "private-key", 2, value=original))
         pos = stop
 
 
@@ -61,12 +59,11 @@ def _shapes(scan: Scan) -> list[Hit]:
     text = scan.text
     for found in _SHAPES.find(text):
         kind = found.format.kind
-        value = text[found.start : found.end]
-        hits.append(Hit(found.start, found.end, kind, _secret(scan, kind, value), 2))
+        hits.append(Hit(found.start, found.end, kind, 2))
         if kind == "aws-access-key-id":
             pair = _AWS_SECRET_AFTER.match(text, found.end)
             if pair is not None:
-                hits.append(_hit(scan, pair, "aws-secret-access-key", 2, group=1))
+                hits.append(_hit(pair, "aws-secret-access-key", 2, group=1))
     return hits
 
 
@@ -90,9 +87,7 @@ def _kubeadm(scan: Scan) -> list[Hit]:
         if any(c.isdigit() for c in token) or _KUBEADM_CONTEXT.search(
             text, max(0, start - 40), start
         ):
-            hits.append(
-                Hit(start, m.end(), "kubeadm-token", _secret(scan, "kubeadm-token", token), 2)
-            )
+            hits.append(Hit(start, m.end(), "kubeadm-token", 2))
     return hits
 
 
@@ -124,7 +119,7 @@ def _bearer(scan: Scan) -> list[Hit]:
             continue
         token = t.group()
         kind = "jwt" if token.startswith("eyJ") and token.count(".") >= 2 else "bearer-token"
-        hits.append(Hit(t.start(), t.end(), kind, _secret(scan, kind, token), 2))
+        hits.append(Hit(t.start(), t.end(), kind, 2))
     for pos in scan.keyword_positions:
         if not lower.startswith("auth", pos):
             continue
@@ -135,7 +130,7 @@ def _bearer(scan: Scan) -> list[Hit]:
         t = _TOKEN.match(text, m.end())
         if t is not None:
             kind = "basic-auth" if m.group(1) == "basic" else "bearer-token"
-            hits.append(Hit(t.start(), t.end(), kind, _secret(scan, kind, t.group()), 2))
+            hits.append(Hit(t.start(), t.end(), kind, 2))
     return hits
 
 
@@ -156,7 +151,7 @@ def _url_credentials(scan: Scan) -> list[Hit]:
     hits = []
     for m in _URL_CREDENTIALS.finditer(scan.text):
         if not m.group(1).startswith("<redacted:"):
-            hits.append(_hit(scan, m, "password", 2, group=1))
+            hits.append(_hit(m, "password", 2, group=1))
     return hits
 
 
@@ -171,7 +166,7 @@ _NGC_DECODED = re.compile(
 
 
 def _ngc(scan: Scan) -> list[Hit]:
-    return [_hit(scan, m, "ngc-key", 2, group=1) for m in _NGC_LOGIN.finditer(scan.text)]
+    return [_hit(m, "ngc-key", 2, group=1) for m in _NGC_LOGIN.finditer(scan.text)]
 
 
 def _is_legacy_ngc(value: str) -> bool:
@@ -227,12 +222,8 @@ def value_kind(value: str) -> str | None:
     return "ngc-key" if len(value) == 84 and _is_legacy_ngc(value) else None
 
 
-def _secret(scan: Scan, kind: str, original: str) -> str:
-    return scan.pseudonyms.secret(kind, original)
-
-
-def _hit(scan: Scan, m: re.Match[str], kind: str, priority: int, group: int = 0) -> Hit:
-    return Hit(m.start(group), m.end(group), kind, _secret(scan, kind, m.group(group)), priority)
+def _hit(m: re.Match[str], kind: str, priority: int, group: int = 0) -> Hit:
+    return Hit(m.start(group), m.end(group), kind, priority)
 
 
 # No hints where the finder's own patterns start with a literal: `re` searches for that

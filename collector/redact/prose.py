@@ -43,7 +43,7 @@ def _prose(scan: Scan) -> list[Hit]:
         word = m.group(0).split()[0].rstrip(":=")
         kind = "api-key" if m.group(1) else _KINDS.get(word, "secret")
         kind = refine_kind(kind, value)
-        hits.append(Hit(vs, vs + len(value), kind, scan.pseudonyms.secret(kind, value), 1))
+        hits.append(Hit(vs, vs + len(value), kind, 1))
     return hits
 
 

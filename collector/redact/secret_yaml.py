@@ -81,7 +81,7 @@ def _add(scan: Scan, hits: list[Hit], start: int, end: int, value: str) -> None:
     if is_placeholder_value(value):
         return
     end = start + len(value)
-    hits.append(Hit(start, end, "secret", scan.pseudonyms.secret("secret", value), 1))
+    hits.append(Hit(start, end, "secret", 1))
 
 
 def _certificates(scan: Scan) -> list[Hit]:
@@ -90,16 +90,7 @@ def _certificates(scan: Scan) -> list[Hit]:
         line_start = text.rfind("\n", 0, m.start()) + 1
         key = _KEY_BEFORE.search(text, line_start, m.start())
         if key is not None and not _AUTHORITY.search(key.group(1)):
-            value = m.group()
-            hits.append(
-                Hit(
-                    m.start(),
-                    m.end(),
-                    "certificate",
-                    scan.pseudonyms.secret("certificate", value),
-                    1,
-                )
-            )
+            hits.append(Hit(m.start(), m.end(), "certificate", 1))
     return hits
 
 

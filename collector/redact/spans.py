@@ -1,4 +1,6 @@
-"""What a finder reports (a span of text, what it is, what replaces it) and how spans merge."""
+"""What a finder reports (a span of text and what it is), how the spans merge, and the one
+place that names what is replaced: finders find, `apply` merges, and only the spans it keeps get
+a pseudonym, so the redaction map holds exactly what was replaced."""
 
 from __future__ import annotations
 
@@ -17,7 +19,6 @@ class Hit(NamedTuple):
     start: int
     end: int
     kind: str
-    replacement: str
     # Wins over another hit of the same span: a JWT found as such (2) names its kind better
     # than the `token=` pair it sits in (1).
     priority: int = 0
@@ -25,10 +26,14 @@ class Hit(NamedTuple):
     # secret names nothing: mysql's `-pS3cretPass db` is a password glued to its flag, not a
     # flag `-pS3cretPass` whose value is `db`.
     name: tuple[int, int] | None = None
+    # The value the span writes, where the text holds it encoded (a private key with its
+    # newlines JSON-escaped): the same value gets the same pseudonym however it is written.
+    value: str | None = None
 
 
 def apply(text: str, hits: list[Hit], pseudonyms: Pseudonyms) -> tuple[str, Counter[str]]:
-    """Replace every hit; overlapping hits merge so that no part of either survives."""
+    """Replace every hit; overlapping hits merge so that no part of either survives. Only the
+    spans that are replaced are named (merge first, assign after)."""
     counts: Counter[str] = Counter()
     if not hits:
         return text, counts
@@ -52,17 +57,18 @@ def apply(text: str, hits: list[Hit], pseudonyms: Pseudonyms) -> tuple[str, Coun
             kind = last.kind if last.kind not in ADDRESS_KINDS else hit.kind
             if kind in ADDRESS_KINDS:
                 kind = "secret"
-            merged = text[last.start : hit.end]
-            kept[-1] = Hit(last.start, hit.end, kind, pseudonyms.secret(kind, merged), 3)
+            kept[-1] = Hit(last.start, hit.end, kind, 3)
             continue
         kept.append(hit)
     out: list[str] = []
     pos = 0
     for hit in kept:
+        written = text[hit.start : hit.end]
+        replacement = pseudonyms.secret(hit.kind, written if hit.value is None else hit.value)
         out.append(text[pos : hit.start])
-        out.append(hit.replacement)
+        out.append(replacement)
         pos = hit.end
-        if hit.replacement != text[hit.start : hit.end]:
+        if replacement != written:
             counts[hit.kind] += 1
     out.append(text[pos:])
     return "".join(out), counts

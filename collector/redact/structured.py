@@ -329,12 +329,12 @@ def json_line_hits(scan: Scan) -> list[Hit]:
         collector.walk(doc, in_credentials=False)
         for kind, value in collector.values:
             kind = refine_kind(kind, value)
-            placeholder = scan.pseudonyms.secret(kind, value)
             # As it is written inside the line: JSON-escaped, without the quotes.
             written = json.dumps(value, ensure_ascii=False)[1:-1]
             at = line.find(written)
             while at != -1:
-                hits.append(Hit(start + at, start + at + len(written), kind, placeholder, 1))
+                span = (start + at, start + at + len(written))
+                hits.append(Hit(*span, kind, 1, value=value if written != value else None))
                 at = line.find(written, at + len(written))
     return hits
 

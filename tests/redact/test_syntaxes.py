@@ -67,12 +67,21 @@ def test_only_the_secret_bytes_change(
     text, start, end = bench.plant(syntax, value, names)
     if "\n" not in text.rstrip("\n"):  # a log prefix before a one-line syntax
         text, start, end = prefix + text, start + len(prefix), end + len(prefix)
-    out = Redactor(key=KEY).redact_text(text)
+    redactor = Redactor(key=KEY)
+    out = redactor.redact_text(text)
     head, tail = text[:start], text[end:]
     assert out.startswith(head), out
     assert out.endswith(tail), out
     assert PLACEHOLDER.fullmatch(out[len(head) : len(out) - len(tail)]), out
     assert value not in out
+    assert replaced_only(redactor, out)
+
+
+def replaced_only(redactor: Redactor, *outputs: str) -> bool:
+    """The redaction map names exactly the secrets that were replaced: no value a finder
+    proposed and the merge dropped."""
+    named = {p for p in redactor.mapping().values() if p.startswith("<redacted:")}
+    return named == {m.group() for out in outputs for m in PLACEHOLDER.finditer(out)}
 
 
 @pytest.mark.parametrize("syntax", SYNTAXES)
@@ -88,9 +97,12 @@ def test_a_password_that_reads_like_a_name_names_nothing(syntax: str, value: str
     # `mysql -pS3cretPass tensorfusion`: the password is glued to its flag; the database
     # after it is not the value of a flag named `-pS3cretPass`.
     text, start, end = bench.plant(syntax, value, bench.NEUTRAL)
-    out = Redactor(key=KEY).redact_text(text)
+    redactor = Redactor(key=KEY)
+    out = redactor.redact_text(text)
     assert out.startswith(text[:start]) and out.endswith(text[end:]), out
     assert PLACEHOLDER.fullmatch(out[start : len(out) - len(text) + end]), out
+    # The database after it was proposed as that flag's value, and dropped: it is not named.
+    assert redactor.mapping() == {value: out[start : len(out) - len(text) + end]}
 
 
 # Short and unusual names a secret is written under, each with the secret that must go.
