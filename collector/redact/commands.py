@@ -25,7 +25,7 @@ from .patterns import refine_kind
 from .scan import Finder, Scan
 from .spans import Hit
 
-_VALUE = r"""(?:"([^"\n]*)"|'([^'\n]*)'|([^\s"'|;&<>]+))"""
+_VALUE = r"""(?:"([^"\n]*)"|'([^'\n]*)'|([^\s"'|;&<>\\]+))"""
 # Each form is searched only on the lines holding its command word: a regex that starts with
 # an alternation is tried at every position of the text, a substring search is not.
 _MYSQL_WORDS = ("mysql", "mariadb")
@@ -103,7 +103,7 @@ def _config_value(scan: Scan, hits: list[Hit], line: str, pos: int, offset: int)
     while (pos := _skip_blanks(line, pos)) < len(line):
         m = _ARGUMENT.match(line, pos)
         if m is None:
-            return
+            break  # the quote that closes a JSON message, a pipe: the arguments end here
         args.append(m)
         pos = m.end()
     for name, value in pairwise(args):

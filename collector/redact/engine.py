@@ -4,9 +4,10 @@ State: the per-bundle key and the original -> placeholder map (in `Pseudonyms`),
 counts per member and kind that the manifest records. Nothing here is global, nothing is
 written to disk, and it is safe to share between the collector's worker threads.
 
-Order of passes, for every text: JSON documents on their own lines (JSON-lines logs) are
-redacted by structure first, then every pattern finder runs over the whole text and the
-spans they found are replaced at once (so one finder never sees another's placeholder).
+Order of passes, for every text: every finder runs over the whole text (JSON documents on
+their own lines by structure, the patterns, the pairs, and the JSON string literals that hold
+escaped JSON, whose decoded text every finder reads again), then the spans merge and only those
+kept are replaced, at once (so one finder never sees another's placeholder).
 Objects are redacted by structure before they are serialised (`redact_object`), and their
 serialised bytes then go through the text pass like everything else.
 """
@@ -23,9 +24,10 @@ from typing import Any
 from ..errors import ConfigError
 from . import commands, pairs, patterns, prose, secret_yaml
 from .addresses import AddressPass
+from .escaped import escaped_finder
 from .pseudonyms import Pseudonyms
 from .scan import Finder, Scan
-from .spans import apply
+from .spans import Hit, apply
 from .structured import JSON_LINES, Structured
 
 KEY_ENV = "TF_COLLECT_REDACTION_KEY"
@@ -69,6 +71,7 @@ class Redactor:
             *commands.FINDERS,
             *prose.FINDERS,
             *secret_yaml.FINDERS,
+            escaped_finder(self._hits),
         )
         self._addresses = AddressPass(self.pseudonyms, public_ips=public_ips)
         self._lock = threading.Lock()
@@ -87,13 +90,17 @@ class Redactor:
         text = data.decode("utf-8", errors="surrogateescape")
         return self.redact_text(text, member=member).encode("utf-8", errors="surrogateescape")
 
-    def _text(self, text: str) -> tuple[str, Counter[str]]:
+    def _hits(self, text: str) -> list[Hit]:
+        """What every finder finds in `text`: spans, not yet merged nor named."""
         scan = Scan(text, self.pseudonyms)
         hits = []
         for finder in self._finders:
             if finder.applies(scan):
                 hits.extend(finder.find(scan))
-        out, counts = apply(text, hits, self.pseudonyms)
+        return hits
+
+    def _text(self, text: str) -> tuple[str, Counter[str]]:
+        out, counts = apply(text, self._hits(text), self.pseudonyms)
         # Addresses last, over the secrets' placeholders (which hold none): the most frequent
         # finding takes the cheapest path.
         return self._addresses.run(out, counts), counts

@@ -332,7 +332,7 @@ def _hit(scan: Scan, kind: str, start: int, end: int, value: str, key: str = "")
     if not value or (value.lower() in ("bearer", "basic", "token") and kind == "auth"):
         return None
     kind = refine_kind(kind, value)
-    return Hit(start, end, kind, 1, value=value)
+    return Hit(start, end, kind, 1)
 
 
 # --- Kubernetes env entries written out as text (kubectl output pasted into a log, a

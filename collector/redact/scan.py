@@ -40,6 +40,19 @@ class Scan:
             self._keywords = found
         return self._keywords
 
+    def keyword_lines(self) -> list[tuple[int, int]]:
+        """(start, end) of every line that holds a sensitive-name keyword, once each."""
+        text, lines = self.text, []
+        done_until = -1
+        for pos in self.keyword_positions:
+            if pos < done_until:
+                continue
+            start = text.rfind("\n", 0, pos) + 1
+            end = text.find("\n", pos)
+            done_until = end = len(text) if end == -1 else end
+            lines.append((start, end))
+        return lines
+
 
 def lower_keeping_offsets(text: str) -> str:
     """text.lower() with every offset kept (a few non-ASCII letters lower to two characters)."""

@@ -40,7 +40,7 @@ def apply(text: str, hits: list[Hit], pseudonyms: Pseudonyms) -> tuple[str, Coun
     # A placeholder already in the text (an earlier pass, a re-redacted bundle) names its
     # kind, and "password:1ce851" in it must not read as a pair.
     done = [m.span() for m in PLACEHOLDER.finditer(text)] if "<redacted:" in text else []
-    hits = _without_secret_names(hits)
+    hits = [unescaped(text, h) for h in _without_secret_names(hits)]
     hits.sort(key=lambda h: (h.start, -(h.end - h.start), -h.priority))
     kept: list[Hit] = []
     d = 0
@@ -72,6 +72,25 @@ def apply(text: str, hits: list[Hit], pseudonyms: Pseudonyms) -> tuple[str, Coun
             counts[hit.kind] += 1
     out.append(text[pos:])
     return "".join(out), counts
+
+
+_ESCAPED_QUOTE = ('\\"', "\\'")
+
+
+def unescaped(text: str, hit: Hit) -> Hit:
+    """A span read from escaped text (a value in `\\"password\\":\\"...\\"`) without the escaped
+    quotes around it nor a backslash cut off at its end: the bytes that write the value only,
+    as a finder of the decoded text finds them."""
+    if hit.value is not None:
+        return hit
+    start, end = hit.start, hit.end
+    while end - start > 2 and text.startswith(_ESCAPED_QUOTE, start):
+        start += 2
+    while end - start > 2 and text.endswith(_ESCAPED_QUOTE, start, end):
+        end -= 2
+    if end - start > 1 and text[end - 1] == "\\" and text[end - 2] != "\\":
+        end -= 1
+    return hit if (start, end) == (hit.start, hit.end) else hit._replace(start=start, end=end)
 
 
 def _without_secret_names(hits: list[Hit]) -> list[Hit]:

@@ -309,14 +309,7 @@ class _ValueCollector:
 # keyword are parsed; the values found are replaced where they occur in the line.
 def json_line_hits(scan: Scan) -> list[Hit]:
     text, hits = scan.text, []
-    done_until = -1
-    for pos in scan.keyword_positions:
-        if pos < done_until:
-            continue
-        start = text.rfind("\n", 0, pos) + 1
-        end = text.find("\n", pos)
-        end = len(text) if end == -1 else end
-        done_until = end
+    for start, end in scan.keyword_lines():
         line = text[start:end]
         stripped = line.strip()
         if not (stripped.startswith("{") and stripped.endswith("}")):
