@@ -22,6 +22,7 @@ from itertools import pairwise
 
 from .names import is_placeholder_value, sensitive_kind
 from .patterns import refine_kind
+from .prose import strongly_generated
 from .scan import Finder, Scan
 from .spans import Hit
 
@@ -49,6 +50,9 @@ _HERE_STRING = re.compile(r"\blogin\b[^|]*?--password-stdin\b[^|<]*<<<[ \t]*" + 
 # redis's `CONFIG SET requirepass X`: a name and its value as two words after `set`.
 _CONFIG_SET = re.compile(r"(?i)\bconfig(?:ure)?[ \t]+set[ \t]+")
 _ARGUMENT = re.compile(_VALUE)
+# A JVM system property named `login` holds a token in SonarQube's scanner
+# (`-Dsonar.login=squ_...`) and others: taken when it looks generated, as a user name does not.
+_JVM_LOGIN = re.compile(r"(?<![\w-])-D[\w.-]*\.login=([^\s\"'|;&<>\\]+)")
 _LIST_FLAG = re.compile(r"([ \t]*)- (--?[A-Za-z][A-Za-z0-9_.-]*)[ \t]*\r?\n\1- " + _VALUE)
 # Every form above holds one of these: `-p`, `-a`, `-u` or `--` after a blank,
 # `--password-stdin`, or `- -`. One search for them spares most texts the ten searches below.
@@ -62,6 +66,10 @@ def _commands(scan: Scan) -> list[Hit]:
         for start, line in _lines_with(text, lower, ("config",)):
             for m in _CONFIG_SET.finditer(line):
                 _config_value(scan, hits, line, m.end(), start)
+    if ".login=" in text:
+        for m in _JVM_LOGIN.finditer(text):
+            if strongly_generated(m.group(1)):
+                hits.append(Hit(m.start(1), m.end(1), "token", 1))
     if _ANY_FORM.search(text) is None:
         return hits
     if any(word in lower for word in _MYSQL_WORDS):

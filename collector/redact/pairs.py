@@ -34,6 +34,7 @@ _YAML_REST = re.compile(r"[^\n\r\\\"]*")
 _BLOCK_INDICATOR = re.compile(r"[|>][-+0-9]*[ \t]*(?:#[^\n]*)?(?=\r?\n)")
 _TOKEN68 = re.compile(r"[A-Za-z0-9._~+/-]+=*")
 _SCHEME = re.compile(r"(?i)(bearer|basic|token|digest|negotiate|apikey)\s+(?=\S)")
+_AUTH_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9-]*)[ \t]+(?=\S)")  # RFC 9110 auth-scheme
 
 
 def _pairs(scan: Scan) -> list[Hit]:
@@ -121,6 +122,13 @@ def _pair_at(scan: Scan, ks: int, ke: int) -> Hit | None:
         return None
     if sep == ">" and not quoted and ks and text[ks - 1] == "<":
         return _element(scan, kind, key, j + 1)  # <password>...</password>
+    if text.startswith(("||", "??"), j):
+        # A default after a lookup, `process.env.API_KEY || 'sk-...'`, `$x ?? "..."`: the
+        # literal is the value the code runs with when the variable is unset.
+        v = _skip_blanks(text, j + 2)
+        if v < n and text[v] in "\"'`":
+            return _value(scan, kind, v, "call", "", ks)
+        return None
     op = next((o for o in _OPERATORS if text.startswith(o, j)), None)
     if op is None and not quoted and not key.startswith("-"):
         typed = _TYPED.match(text, j)
@@ -178,19 +186,62 @@ def _mid_line(scan: Scan, kind: str, qs: int, after: int) -> Hit | None:
         if m is not None and _looks_generated(m.group(1)):
             return _hit(scan, kind, m.start(1), m.end(1), m.group(1))
         return None
+    if kind == "auth":
+        found = _credentials(text, v)
+        if found is not None:
+            return found
     word = _UNQUOTED.match(text, v)
     if word is None or not _looks_generated(word.group()):
         return None
     return _hit(scan, kind, word.start(), word.end(), word.group())
 
 
+def _credentials(text: str, v: int) -> Hit | None:
+    """An `Authorization:` header after a log prefix, `<scheme> <credentials>`: the scheme
+    stays readable, the credentials go, whatever the scheme (Bearer, Basic, Digest's
+    parameters, ApiKey, AWS4-HMAC-SHA256's Credential and Signature)."""
+    m = _AUTH_SCHEME.match(text, v)
+    if m is None:
+        return None
+    start = m.end()
+    eol = text.find("\n", start)
+    rest = text[start : len(text) if eol == -1 else eol].rstrip()
+    # Inside a quoted string (`curl -H 'Authorization: ...' url`), the header ends with it.
+    before = text[text.rfind("\n", 0, v) + 1 : v]
+    for quote in "\"'":
+        if before.count(quote) % 2 and quote in rest:
+            rest = rest[: rest.index(quote)].rstrip()
+    # Words after the header name (`missing Authorization: header required`) are no
+    # credentials: some part of them must look generated.
+    if (
+        not rest
+        or rest.startswith("<redacted:")
+        or not any(
+            _looks_generated(word) for word in re.split(r"[\s,=\"']+", rest) if len(word) >= 8
+        )
+    ):
+        return None
+    scheme = m.group(1).lower()
+    if scheme in ("bearer", "basic"):
+        token = _TOKEN68.match(rest)  # one token68 (RFC 7235); what follows is not it
+        rest = token.group() if token is not None else rest
+    kind = {"basic": "basic-auth", "bearer": "bearer-token", "token": "bearer-token"}
+    return Hit(start, start + len(rest), kind.get(scheme, "auth"), 1)
+
+
 def _element(scan: Scan, kind: str, key: str, v: int) -> Hit | None:
-    """XML: the text of an element named like a secret, up to its closing tag."""
+    """XML: the text of an element named like a secret, up to its closing tag; pretty-printed
+    XML puts it on its own line between them."""
     text = scan.text
     close = text.find("</", v)
-    if close == -1 or "\n" in text[v:close] or not text.startswith(key, close + 2):
+    if close == -1 or not text.startswith(key, close + 2):
         return None
-    return _hit(scan, kind, v, close, text[v:close])
+    inner = text[v:close]
+    value = inner.strip()
+    if not value or "\n" in value or "<" in value:
+        return None
+    start = v + len(inner) - len(inner.lstrip())
+    return _hit(scan, kind, start, start + len(value), value)
 
 
 def _value(scan: Scan, kind: str, v: int, mode: str, quoted: str, ks: int) -> Hit | None:
@@ -226,6 +277,10 @@ def _value(scan: Scan, kind: str, v: int, mode: str, quoted: str, ks: int) -> Hi
                 value = value[:cut]
             value = value.rstrip()
             return _hit(scan, kind, v, v + len(value), value, _key_at(text, ks))
+        if kind == "auth":
+            found = _credentials(text, v)
+            if found is not None:
+                return found
         pattern = _JSON_SCALAR if quoted == '"' else _UNQUOTED
         m = pattern.match(text, v)
         if m is None or not m.group() or _is_reference(text, m):
@@ -265,7 +320,9 @@ def _closes_string(text: str, ks: int, v: int) -> bool:
     if close == -1:
         return True
     after = text[close + 1 : close + 2]
-    return not (after == "" or after.isspace() or after in ",;&)}]>")
+    # The other quote may end the string the pair sits in: `"msg":"export X='v'"`.
+    other = '"' if q == "'" else "'"
+    return not (after == "" or after.isspace() or after in ",;&)}]>" or after == other)
 
 
 def _looks_generated(value: str) -> bool:

@@ -146,6 +146,40 @@ def test_short_and_unusual_names(text: str, secret: str) -> None:
     assert out.startswith(head) and PLACEHOLDER.fullmatch(out[len(head) :]), out
 
 
+# Syntaxes a secret hides in without a telling shape, each with the exact bytes that must go
+# (and nothing else): netrc, connection strings, URIs, JVM properties, PowerShell, fallbacks,
+# authorization schemes after a log prefix, pretty-printed XML, a quoted assignment in a JSON
+# message.
+REPLACED = [
+    ("machine api.github.com login octocat password Zq8Lm2Vt7Rz4Xw", "Zq8Lm2Vt7Rz4Xw"),
+    ("machine api.github.com\n  login octocat\n  password Zq8Lm2Vt7Rz4Xw\n", "Zq8Lm2Vt7Rz4Xw"),
+    ("Driver={ODBC Driver 18};Server=tcp:db,1433;Uid=sa;Pwd=Zq8Lm2Vt7Rz4Xw;Encrypt=yes", "Zq8Lm2Vt7Rz4Xw"),
+    ("Server=myServer;Database=myDb;User Id=admin;Password=Zq8Lm2Vt7Rz4Xw;", "Zq8Lm2Vt7Rz4Xw"),
+    ("jdbc:postgresql://db:5432/app?user=app&password=Zq8Lm2Vt7Rz4Xw&ssl=true", "Zq8Lm2Vt7Rz4Xw"),
+    ("dsn: postgres://app:Zq8Lm2Vt7Rz4Xw@db.internal:5432/app", "Zq8Lm2Vt7Rz4Xw"),
+    ("BROKER_URL=amqp://guest:Zq8Lm2Vt7Rz4Xw@rabbitmq:5672//", "Zq8Lm2Vt7Rz4Xw"),
+    ("mongodb+srv://admin:Zq8Lm2Vt7Rz4Xw@cluster0.abcde.mongodb.net/test", "Zq8Lm2Vt7Rz4Xw"),
+    ("java -Dapp.login=Zq8Lm2Vt7Rz4Xw -Dfile.encoding=UTF-8 -jar app.jar", "Zq8Lm2Vt7Rz4Xw"),
+    ("New-LocalUser -Name svc -Password Zq8Lm2Vt7Rz4Xw", "Zq8Lm2Vt7Rz4Xw"),
+    ("const key = process.env.API_KEY || 'Zq8Lm2Vt7Rz4Xw';", "Zq8Lm2Vt7Rz4Xw"),
+    ("I1130 09:11:44 proxy.go:12] Authorization: ApiKey Zq8Lm2Vt7Rz4Xw", "Zq8Lm2Vt7Rz4Xw"),
+    (
+        'I1130 09:11:44 proxy.go:12] Authorization: Digest username="u", response="Zq8Lm2Vt7Rz4Xw"',
+        'username="u", response="Zq8Lm2Vt7Rz4Xw"',
+    ),
+    ("curl -H 'Authorization: Token Zq8Lm2Vt7Rz4Xw' https://api.example.com", "Zq8Lm2Vt7Rz4Xw"),
+    ("<password>\n    Zq8Lm2Vt7Rz4Xw\n</password>", "Zq8Lm2Vt7Rz4Xw"),
+    ('{"msg":"export DB_PASSWORD=\'Zq8Lm2Vt7Rz4Xw\'"}', "Zq8Lm2Vt7Rz4Xw"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("text,secret", REPLACED, ids=[r[0][:40] for r in REPLACED])
+def test_each_syntax_loses_exactly_its_secret(text: str, secret: str) -> None:
+    out = Redactor(key=KEY).redact_text(text)
+    (placeholder,) = PLACEHOLDER.findall(out)
+    assert out.replace(placeholder, secret) == text, out
+
+
 # Lines that hold no secret in a syntax a secret could be in: each must come out unchanged.
 KEEP = [
     "if hf_required_fields_missing(config) { return errHfRequired }",
@@ -179,6 +213,9 @@ KEEP = [
     "git config --global credential.helper store",
     "PW_TEST_HTML_REPORT_OPEN=never\nPASS_THROUGH=enabled",
     "aws configure set region us-east-1",
+    "error: missing Authorization: header required",
+    "java -Ddb.login=admin -jar x.jar",
+    "if (a.password || b) {",
 ]
 
 
