@@ -152,7 +152,7 @@ def _pair_at(scan: Scan, ks: int, ke: int) -> Hit | None:
             if position is None and qs and key.lower() in HEADER_NAMES and text[qs - 1] in "'\"":
                 position = "inline"  # a quoted header: curl -H 'X-Api-Key: ...'
             if position is None:
-                return _mid_line(scan, kind, qs, j + 1)
+                return _mid_line(scan, kind, qs, j + 1, key)
             mode = "line" if position == "line" else "inline"
         else:
             mode = "tight"
@@ -174,7 +174,7 @@ def _call_argument(text: str, qs: int, key: str) -> bool:
     return i >= 0 and (text[i] == "(" or (key.startswith("-") and text[i] in "[,"))
 
 
-def _mid_line(scan: Scan, kind: str, qs: int, after: int) -> Hit | None:
+def _mid_line(scan: Scan, kind: str, qs: int, after: int, key: str) -> Hit | None:
     """`name: value` after a log line's prefix or in a sentence: a value only if it looks
     generated, so that error chains (`invalid token: token is expired`) stay as they are."""
     text = scan.text
@@ -186,7 +186,7 @@ def _mid_line(scan: Scan, kind: str, qs: int, after: int) -> Hit | None:
         if m is not None and _looks_generated(m.group(1)):
             return _hit(scan, kind, m.start(1), m.end(1), m.group(1))
         return None
-    if kind == "auth":
+    if _authorization(key):
         found = _credentials(text, v)
         if found is not None:
             return found
@@ -194,6 +194,11 @@ def _mid_line(scan: Scan, kind: str, qs: int, after: int) -> Hit | None:
     if word is None or not _looks_generated(word.group()):
         return None
     return _hit(scan, kind, word.start(), word.end(), word.group())
+
+
+def _authorization(key: str) -> bool:
+    """An HTTP header that carries credentials after an auth-scheme (RFC 9110)."""
+    return key.lower() in ("authorization", "proxy-authorization")
 
 
 def _credentials(text: str, v: int) -> Hit | None:
@@ -277,7 +282,7 @@ def _value(scan: Scan, kind: str, v: int, mode: str, quoted: str, ks: int) -> Hi
                 value = value[:cut]
             value = value.rstrip()
             return _hit(scan, kind, v, v + len(value), value, _key_at(text, ks))
-        if kind == "auth":
+        if _authorization(_key_at(text, ks)):
             found = _credentials(text, v)
             if found is not None:
                 return found

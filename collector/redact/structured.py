@@ -44,11 +44,23 @@ _SCHEME = re.compile(r"(?i)(bearer|basic|token)\s+(?=\S{8})")
 
 
 class Structured:
-    """One structural pass; counts what it replaced by kind."""
+    """One structural pass; counts what it replaced by kind. The one walker of decoded values:
+    it replaces (`redact`), or, for text whose values are replaced where they are written (a
+    JSON line, a document in a ConfigMap value), it only lists them (`values_of`): the same
+    judgement either way, and nothing named that is not replaced."""
 
-    def __init__(self, pseudonyms: Pseudonyms) -> None:
-        self.pseudonyms = pseudonyms
+    def __init__(self, pseudonyms: Pseudonyms | None, *, collect: bool = False) -> None:
+        self.pseudonyms = pseudonyms  # None: collect mode names nothing
         self.counts: Counter[str] = Counter()
+        self.collect = collect
+        self.values: list[tuple[str, str]] = []  # (kind, value) found, in collect mode
+
+    @classmethod
+    def values_of(cls, doc: Any) -> list[tuple[str, str]]:
+        """(kind, value) of every value a structural pass over `doc` would replace."""
+        walker = cls(None, collect=True)
+        walker._walk(doc, in_credentials=False)
+        return walker.values
 
     # ------------------------------------------------------------------ objects
     def redact(self, obj: Any) -> Any:
@@ -77,6 +89,13 @@ class Structured:
         if not isinstance(key, str):
             return self._walk(value, in_credentials=in_credentials)
         container, kind, plain = _key_info(key)
+        if (
+            kind is not None
+            and isinstance(value, list)
+            and value
+            and all(isinstance(v, str) for v in value)
+        ):  # a header map: {"X-Api-Key": ["..."]}
+            return [self._scalar(kind, v) for v in value]
         if isinstance(value, (dict, list)):
             if key == "env" and isinstance(value, list):
                 return [self._env(item) for item in value]
@@ -125,9 +144,18 @@ class Structured:
             value = str(value)
         if not isinstance(value, str) or is_placeholder_value(value):
             return value
+        scheme = _SCHEME.match(value)
+        head = ""
+        if scheme is not None:  # "Bearer <token>": the scheme stays readable
+            kind = "basic-auth" if scheme.group(1).lower() == "basic" else "bearer-token"
+            head, value = value[: scheme.end()], value[scheme.end() :]
         kind = refine_kind(kind, value)
+        if self.collect:
+            self.values.append((kind, value))
+            return head + value
         self.counts[kind] += 1
-        return self.pseudonyms.secret(kind, value)
+        assert self.pseudonyms is not None
+        return head + self.pseudonyms.secret(kind, value)
 
     def _env(self, item: Any) -> Any:
         if isinstance(item, dict) and isinstance(item.get("name"), str) and "value" in item:
@@ -173,14 +201,15 @@ class Structured:
         doc = _parse_document(text)
         if doc is None:
             return text
-        collector = _ValueCollector()
-        collector.walk(doc, in_credentials=False)
+        if self.collect:  # the values inside it are this walk's too
+            self._walk(doc, in_credentials=False)
+            return text
         # Longest first, so that a value inside another is not replaced half-way.
-        for kind, value in sorted(collector.values, key=lambda kv: -len(kv[1])):
+        for kind, value in sorted(Structured.values_of(doc), key=lambda kv: -len(kv[1])):
             if len(value) < _MIN_TEXTUAL or value not in text:
                 continue
             n = text.count(value)
-            kind = refine_kind(kind, value)
+            assert self.pseudonyms is not None
             text = text.replace(value, self.pseudonyms.secret(kind, value))
             self.counts[kind] += n
         return text
@@ -239,72 +268,6 @@ def _parse_document(text: str) -> Any | None:
     return None
 
 
-class _ValueCollector:
-    """The (kind, value) pairs a structural pass would replace, for textual replacement."""
-
-    def __init__(self) -> None:
-        self.values: list[tuple[str, str]] = []
-
-    def walk(self, obj: Any, *, in_credentials: bool) -> None:
-        if isinstance(obj, dict):
-            secret = obj.get("kind") == "Secret"
-            for k, v in obj.items():
-                if secret and k in _SECRET_DATA and isinstance(v, dict):
-                    for value in v.values():
-                        self._add("secret", value)
-                else:
-                    self._member(k, v, in_credentials)
-        elif isinstance(obj, list):
-            secret_next: str | None = None
-            for v in obj:
-                if isinstance(v, str):
-                    if secret_next and not v.startswith("-"):
-                        self._add(secret_next, v)
-                    secret_next = sensitive_kind(v) if v.startswith("-") and "=" not in v else None
-                    if in_credentials:
-                        self._add("credential", v)
-                else:
-                    self.walk(v, in_credentials=in_credentials)
-
-    def _member(self, key: Any, value: Any, in_credentials: bool) -> None:
-        if not isinstance(key, str):
-            self.walk(value, in_credentials=in_credentials)
-            return
-        lowered = key.lower()
-        if key == "env" and isinstance(value, list):
-            for item in value:
-                if isinstance(item, dict) and isinstance(item.get("name"), str):
-                    kind = sensitive_kind(item["name"])
-                    if kind is not None:
-                        self._add(kind, item.get("value"))
-            return
-        if lowered in _CREDENTIAL_CONTAINERS and isinstance(value, (dict, list)):
-            self.walk(value, in_credentials=True)
-            return
-        kind = sensitive_kind(key)
-        if kind is not None and isinstance(value, list) and all(isinstance(v, str) for v in value):
-            for v in value:  # a header map: {"X-Api-Key": ["..."]}
-                self._add(kind, v)
-        elif isinstance(value, (dict, list)):
-            self.walk(value, in_credentials=in_credentials)
-        elif kind is not None:
-            self._add(kind, value)
-        elif in_credentials and lowered not in _CONTAINER_PLAIN_KEYS and not is_metadata_name(key):
-            self._add("credential", value)
-
-    def _add(self, kind: str, value: Any) -> None:
-        if isinstance(value, bool) or value is None:
-            return
-        if isinstance(value, (int, float)):
-            value = str(value)
-        if isinstance(value, str) and not is_placeholder_value(value):
-            scheme = _SCHEME.match(value)
-            if scheme is not None:  # "Bearer <token>": the scheme stays readable
-                kind = "basic-auth" if scheme.group(1).lower() == "basic" else "bearer-token"
-                value = value[scheme.end() :]
-            self.values.append((kind, value))
-
-
 # --- JSON documents on their own lines (JSON-lines logs): only lines holding a sensitive-name
 # keyword are parsed; the values found are replaced where they occur in the line.
 def json_line_hits(scan: Scan) -> list[Hit]:
@@ -318,10 +281,7 @@ def json_line_hits(scan: Scan) -> list[Hit]:
             doc = json.loads(stripped)
         except ValueError:
             continue
-        collector = _ValueCollector()
-        collector.walk(doc, in_credentials=False)
-        for kind, value in collector.values:
-            kind = refine_kind(kind, value)
+        for kind, value in Structured.values_of(doc):
             # As it is written inside the line: JSON-escaped, without the quotes.
             written = json.dumps(value, ensure_ascii=False)[1:-1]
             at = line.find(written)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import copy
 import json
 
+import pytest
+
 from collector.bundle import dump_json
 from collector.redact import Redactor
 
@@ -172,3 +174,30 @@ def test_json_lines_are_redacted_by_structure() -> None:
     assert "nested-key-value" not in out and "AKIDnested" not in out
     assert out.count("<redacted:credential:") == 4
     assert json.loads(out.splitlines()[0])["note"] == 'a "quoted" msg'
+
+
+# One walker judges decoded values, whether it replaces them (an object tf-collect read) or
+# lists them to be replaced where they are written (the same object as a JSON log line).
+ONE_JUDGEMENT = [
+    {"headers": {"Authorization": ["Bearer abcDEF123ghi456JKL"], "Accept": ["*/*"]}},
+    {"env": [{"name": "TSDB_MYSQL_PASSWORD", "value": "Xk29sLq7Vt"}, {"name": "TZ", "value": "UTC"}]},
+    {"auths": {"registry.acme.io": {"username": "ci", "auth": "Y2k6UXg3dkxtMnBSdDlzV3o0aw=="}}},
+    {"args": ["--token", "tkn_Qx7vLm2pRt9sWz4k", "--verbose"]},
+    {"kind": "Secret", "data": {"tls.key": "LS0tLS1CRUdJTi1GQUtFLUtFWQ=="}},
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("doc", ONE_JUDGEMENT, ids=[str(i) for i in range(len(ONE_JUDGEMENT))])
+def test_objects_and_json_lines_lose_the_same_values(doc: dict) -> None:
+    as_object = Redactor(key=KEY)
+    as_line = Redactor(key=KEY)
+    from_object = json.dumps(as_object.redact_object(doc), separators=(",", ":"))
+    from_line = as_line.redact_text(json.dumps(doc, separators=(",", ":")))
+    assert from_object == from_line
+    assert as_object.mapping() == as_line.mapping() != {}
+
+
+def test_a_header_map_keeps_its_scheme_in_an_object() -> None:
+    out = Redactor(key=KEY).redact_object({"Authorization": ["Bearer abcDEF123ghi456JKL"]})
+    (value,) = out["Authorization"]
+    assert value.startswith("Bearer <redacted:bearer-token:")
