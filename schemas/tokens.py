@@ -705,6 +705,26 @@ def left_free(text: AnyStr, start: int, chars: frozenset[str]) -> bool:
     return start >= 2 and text[start - 2 : start - 1] in ("\\", b"\\") and c in "nrt"
 
 
+# A bearer token has no shape of its own: it is the token68 (RFC 7235) after the word Bearer,
+# wherever it is written (a header, a Go map, curl -H). The engine redacts it and the leak scan
+# counts it by this one rule; "Bearer authentication" is prose, so a token needs a digit,
+# punctuation, or mixed case when long.
+BEARER = r"(?i)(?<![A-Za-z0-9_])bearer\s+([A-Za-z0-9._~+/-]{8,}=*)(?![A-Za-z0-9._~+/=-])"
+
+
+def bearer_token(token: str) -> bool:
+    """Whether the word after "Bearer" is a token, not prose."""
+    return (
+        any(c.isdigit() for c in token)
+        or any(c in "._~+/=" for c in token)
+        or (
+            len(token) >= 16
+            and any(c.isupper() for c in token)
+            and any(c.islower() for c in token)
+        )
+    )
+
+
 # The PEM header: the engine redacts the key's whole body from it (patterns.py), the leak
 # scan reports the header.
 PEM = next(f for f in FORMATS if f.prefix == "-----BEGIN ")

@@ -13,11 +13,10 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
-from tf_support_schemas.tokens import STANDALONE, Scanner
+from tf_support_schemas.tokens import BEARER, STANDALONE, Scanner, bearer_token
 
 _SHAPES = Scanner(STANDALONE, binary=True)
-# A bearer token has no shape of its own: it counts after the header that names it.
-_BEARER = re.compile(rb"(?i)\bauthorization:\s*bearer\s+[A-Za-z0-9._~+/-]{20,}=*")
+_BEARER = re.compile(BEARER.encode())  # the rule tf-collect redacts bearer tokens by
 
 
 @dataclass(frozen=True)
@@ -32,7 +31,9 @@ def scan_member(name: str, data: bytes) -> list[Leak]:
     # The one pattern without a literal start tries every position: it runs only where its
     # word is (a substring search), which most members do not hold.
     if b"earer" in data or b"EARER" in data:
-        bearer = sum(1 for _ in _BEARER.finditer(data))
+        bearer = sum(
+            1 for m in _BEARER.finditer(data) if bearer_token(m.group(1).decode("latin-1"))
+        )
         if bearer:
             counts["bearer-token"] += bearer
     return [Leak(name, kind, n) for kind, n in sorted(counts.items())]

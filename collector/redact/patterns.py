@@ -13,7 +13,16 @@ import binascii
 import re
 import string
 
-from tf_support_schemas.tokens import FORMATS, PEM, STANDALONE, Scanner, TokenFormat, left_free
+from tf_support_schemas.tokens import (
+    BEARER,
+    FORMATS,
+    PEM,
+    STANDALONE,
+    Scanner,
+    TokenFormat,
+    bearer_token,
+    left_free,
+)
 
 from .scan import Finder, Scan
 from .spans import Hit
@@ -91,35 +100,31 @@ def _kubeadm(scan: Scan) -> list[Hit]:
     return hits
 
 
-def _random_looking(s: str, *, need_digit: bool) -> bool:
-    return (
-        any(c.isupper() for c in s)
-        and any(c.islower() for c in s)
-        and (not need_digit or any(c.isdigit() for c in s))
-    )
-
-
 # --- an AWS secret access key right after its key id (credentials CSV, `aws configure list`).
 _AWS_SECRET_AFTER = re.compile(r"[\s,;:|\"'=]{1,6}([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])")
 
 
 # --- Authorization header values, wherever they appear (headers, Go maps, curl -H). "Bearer"
-# is found in the lowered text, the token in the original; "Basic" and "Token" are ordinary
-# words, so they count only right after an Authorization name (found by its keyword, "auth").
-_BEARER = re.compile(r"bearer\s+")
+# by the catalogue's rule (tokens.BEARER, the leak scan's too); "Basic" and "Token" are
+# ordinary words, so they count only right after an Authorization name (found by its keyword,
+# "auth").
+_BEARER = re.compile(BEARER)
 _TOKEN = re.compile(r"[A-Za-z0-9._~+/-]{8,}=*(?![A-Za-z0-9._~+/=-])")
 _AUTHORIZATION = re.compile(r"(?:proxy-)?authorization[\"']?\s*[:=]?\s*[\[\"']?\s*(basic|token)\s+")
 
 
 def _bearer(scan: Scan) -> list[Hit]:
     hits, text, lower = [], scan.text, scan.lower
-    for m in _BEARER.finditer(lower):
-        t = _TOKEN.match(text, m.end())
-        if t is None or not left_free(lower, m.start(), _WORD) or not _token_like(t.group()):
+    # The word is found in the lowered text (a substring search), the rule matched there.
+    pos = lower.find("bearer")
+    while pos != -1:
+        m = _BEARER.match(text, pos)
+        pos = lower.find("bearer", pos + 6)
+        if m is None or not bearer_token(m.group(1)):
             continue
-        token = t.group()
+        token = m.group(1)
         kind = "jwt" if token.startswith("eyJ") and token.count(".") >= 2 else "bearer-token"
-        hits.append(Hit(t.start(), t.end(), kind, 2))
+        hits.append(Hit(m.start(1), m.end(1), kind, 2))
     for pos in scan.keyword_positions:
         if not lower.startswith("auth", pos):
             continue
@@ -132,15 +137,6 @@ def _bearer(scan: Scan) -> list[Hit]:
             kind = "basic-auth" if m.group(1) == "basic" else "bearer-token"
             hits.append(Hit(t.start(), t.end(), kind, 2))
     return hits
-
-
-def _token_like(s: str) -> bool:
-    # "Bearer authentication" is prose; a token has a digit, punctuation, or mixed case.
-    return (
-        any(c.isdigit() for c in s)
-        or any(c in "._~+/=" for c in s)
-        or (len(s) >= 16 and _random_looking(s, need_digit=False))
-    )
 
 
 # --- scheme://user:password@host (the user stays: it helps and it is rarely secret).
