@@ -108,8 +108,10 @@ HEADER_NAMES = _set(
 
 
 # Substrings of every sensitive name (lowercase): where none occurs, no pair can be secret.
-# (Rarer names, `cookie`, `dsn`, `.dockerconfigjson`, are judged in objects, not searched.)
+# (Rarer names, `cookie`, `dsn`, `.dockerconfigjson`, are judged in objects, not searched:
+# DOCUMENT_KEYWORDS adds them for the documents worth parsing.)
 KEYWORDS = ("pass", "pw", "secret", "token", "cred", "auth", "licen", "key", "sig")
+DOCUMENT_KEYWORDS = (*KEYWORDS, "cookie", "dsn", "dockerconfig")
 # The shell's working directories, in every `env` dump: `PWD=/workspace` is a path.
 _SHELL_DIRECTORIES = frozenset({"PWD", "OLDPWD"})
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import yaml
 
-from .names import is_metadata_name, is_placeholder_value, sensitive_kind
+from .names import DOCUMENT_KEYWORDS, is_metadata_name, is_placeholder_value, sensitive_kind
 from .patterns import refine_kind
 from .pseudonyms import Pseudonyms
 from .scan import Finder, Scan
@@ -35,9 +35,8 @@ _CREDENTIAL_CONTAINERS = frozenset(
 )
 # Inside a credential container these still name things rather than hold secrets.
 _CONTAINER_PLAIN_KEYS = frozenset({"email", "username", "user", "region", "type", "enabled"})
-_DOC_HINT = re.compile(
-    r"(?i)pass|pwd|secret|token|cred|auth|licen|key|signature|cookie|dsn|dockerconfig"
-)
+# A document is parsed only if a sensitive name may be in it (names.py keeps the one list).
+_DOC_HINT = re.compile("(?i)" + "|".join(map(re.escape, DOCUMENT_KEYWORDS)))
 _MIN_TEXTUAL = 6  # shorter values found in a document are left to the pattern pass
 _SECRET_DATA = ("data", "stringData")  # every value under these in a Secret is secret
 _SCHEME = re.compile(r"(?i)(bearer|basic|token)\s+(?=\S{8})")
