@@ -537,6 +537,51 @@ FORMATS: tuple[TokenFormat, ...] = (
         "https://supabase.com/docs/guides/api/api-keys",
         ("sb_secret_" + fake(31),), ("sb_secret_short", "sb_secret_"),
     ),
+    # --- password hashes of crypt(3): crackable offline, so never shared ----------------------
+    # The "hashed passphrase format" of each method in libxcrypt's crypt(5); the salt here
+    # takes the alphabet every implementation generates it from.
+    *(
+        TokenFormat(
+            "password-hash", f"crypt(3) {method}", prefix, body,
+            "https://manpages.ubuntu.com/manpages/noble/man5/crypt.5.html",
+            (example,), near, left=WORD | frozenset("$"),
+        )
+        for method, prefix, body, example, near in (
+            (
+                "yescrypt", "$y$", "[./A-Za-z0-9]+\\$[./A-Za-z0-9]{,86}\\$[./A-Za-z0-9]{43}(?![./A-Za-z0-9])",
+                "$y$j9T$Wq3rZ8vN1xK5mT2pL7cB0/$h4Gd8Lq2Vn6Rt0Xs5Kz9Mb3Jc7Pw1Fy4Ha8Ue2Io6Q.",
+                ("$y$j9T$salt$short",),
+            ),
+            (
+                "bcrypt", "$2", "[abxy]\\$[0-9]{2}\\$[./A-Za-z0-9]{53}(?![./A-Za-z0-9])",
+                "$2b$12$Kq8Vn3Rt6Xz1Mb4Jc7Pw0OeYh2Gd5Lq9Sn3Rt6Xz1Mb4Jc7Pw0Oe.",
+                ("$2b$12$tooShortForAHash", "$2q$12$Kq8Vn3Rt6Xz1Mb4Jc7Pw0OeYh2Gd5Lq9Sn3Rt6Xz1Mb4Jc7Pw0Oe."),
+            ),
+            (
+                "sha512crypt", "$6$", "(?:rounds=[1-9][0-9]+\\$)?[./A-Za-z0-9]{1,16}\\$[./A-Za-z0-9]{86}(?![./A-Za-z0-9])",
+                "$6$rounds=5000$Tq3Hn8Vx2Lm7$" + "Zp4Wc9Kd2Rf6Jm1Qs8Vb3Nx7Hg5Ty0Lu4Ea9Oi2Pc6Sd1Fk8Jh3Gl5Zx7Cv0Bn4Mq9Wr2Et6Yu1Io8Pa3As5Df",
+                ("$6$salt$tooshort", "$6$rounds=5000$"),
+            ),
+            (
+                "sha256crypt", "$5$", "(?:rounds=[1-9][0-9]+\\$)?[./A-Za-z0-9]{1,16}\\$[./A-Za-z0-9]{43}(?![./A-Za-z0-9])",
+                "$5$Tq3Hn8Vx2Lm7$Zp4Wc9Kd2Rf6Jm1Qs8Vb3Nx7Hg5Ty0Lu4Ea9Oi2Pc6S",
+                ("$5$salt$tooshort",),
+            ),
+            (
+                "md5crypt", "$1$", "[./A-Za-z0-9]{1,8}\\$[./A-Za-z0-9]{22}(?![./A-Za-z0-9])",
+                "$1$Tq3Hn8Vx$Zp4Wc9Kd2Rf6Jm1Qs8Vb3N",
+                ("$1$ means one dollar", "$1$salt$short"),
+            ),
+        )
+    ),
+    TokenFormat(
+        "discord-webhook", "Discord (webhook URL: its token is in the path)", "discord",
+        "[0-9]{17,20}/[A-Za-z0-9_-]{60,80}(?![A-Za-z0-9_-])",
+        "https://discord.com/developers/docs/resources/webhook#execute-webhook",
+        ("discord.com/api/webhooks/1234567890123456789/Kq8Vn3Rt6Xz1Mb4Jc7Pw0OeYh2Gd5Lq9Sn3Rt6Xz1Mb4Jc7Pw0OeYh2Gd5Lq9Sn3R",),
+        ("discord.com/api/webhooks/1234567890123456789", "discord.com/api/webhooks/"),
+        head="(?:app)?\\.com/api/webhooks/", left=frozenset(),
+    ),
     # --- found by dedicated finders, in context (collector/redact/patterns.py) ----------------
     TokenFormat(
         "private-key", "PEM private key (RFC 7468), also OpenSSH and PGP", "-----BEGIN ",
