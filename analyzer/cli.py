@@ -10,7 +10,7 @@ import click
 
 from . import __version__
 from .errors import AnalyzerError, ExitCode
-from .i18n import default_lang
+from .i18n import LANGS, default_lang
 from .report.render import FORMATS
 from .report.terminal import COLOR_CHOICES, WIDTH, summary_lines, use_color
 from .results import SEVERITIES
@@ -33,7 +33,7 @@ from .run import AnalyzeOptions, run_analysis
     "output).",
 )
 @click.option(
-    "--lang", type=click.Choice(["en", "zh"]), help="Report language (default: from LC_ALL/LANG)."
+    "--lang", type=click.Choice(LANGS), help="Report language (default: from LC_ALL/LANG)."
 )
 @click.option(
     "--rules",

@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from .bundle import Missing
 
+LANGS = ("en", "zh")  # every text of a rule and of a report is in each
+
 STRINGS: dict[str, dict[str, str]] = {
     "en": {
         "report_title": "TensorFusion support report",

@@ -21,6 +21,7 @@ from k8s.semver import Version, parse
 from k8s.tensorfusion import TF_GROUP
 
 from .bundle import Bundle, ref
+from .rules.functions import dig
 from .rules.releases import ReleaseData
 
 # The order the header lists them in; each is found by its image's name (the last path part).
@@ -48,6 +49,8 @@ SOURCES = (
 )  # fmt: skip
 # Where TensorFusion's own resources name the images it deploys (componentConfig, providers).
 _CONFIG_RESOURCES = ("tensorfusionclusters", "gpupools", "providerconfigs")
+# The witnesses of what runs, not of what is configured to: the notes compare only these.
+_OBSERVED = SOURCES[:3]
 
 
 @dataclass(frozen=True)
@@ -110,13 +113,13 @@ def running(bundle: Bundle, releases: ReleaseData) -> Running:
     app = str(chart_meta.get("appVersion") or "")
     values = release.get("values") if isinstance(release.get("values"), dict) else {}
     readings = _pod_readings(bundle, releases)
-    helm = _config_readings(bundle)
+    configured = _config_readings(bundle)  # what TensorFusion's resources, then Helm, say
     for name, found in _helm_readings(
         chart, app, values, releases, bundle.tf_namespace, release
     ).items():
-        helm.setdefault(name, []).extend(found)
+        configured.setdefault(name, []).extend(found)
     components = {
-        name: _component(name, readings.get(name, []), helm.get(name, []), releases)
+        name: _component(name, readings.get(name, []), configured.get(name, []), releases)
         for name in COMPONENTS
     }
     return Running(components, chart, app, tuple(_notes(components, chart, app, values, releases)))
@@ -209,7 +212,7 @@ def _image_reading(
     image: ImageRef, container: dict[str, Any], status: dict[str, Any], where: str
 ) -> Reading:
     resolved = parse_image(str(status.get("imageID") or ""))
-    started = str(_dig(status, "state", "running", "startedAt") or "")
+    started = str(dig(status, "state.running.startedAt") or "")
     digest = image.digest or resolved.digest
     spec_image = str(container.get("image") or "")
     if image.tag or not status.get("image"):
@@ -246,7 +249,7 @@ def _helm_readings(
     where = f"Helm release {release.get('name') or '?'} ({namespace})"
     text = f"chart {chart}, appVersion {app}"
     out: dict[str, list[Reading]] = {}
-    tag = str(_dig(values, "controller", "image", "tag") or "")
+    tag = str(dig(values, "controller.image.tag") or "")
     if tag:
         out["operator"] = [
             Reading("helm-values", _tag_version(tag), where, f"controller.image.tag={tag}")
@@ -256,7 +259,7 @@ def _helm_readings(
         out.setdefault("operator", []).append(
             Reading("helm-chart", _tag_version(defaults.operator), where, text)
         )
-        hv = str(_dig(values, "cluster", "hypervisorImage") or "")
+        hv = str(dig(values, "cluster.hypervisorImage") or "")
         if hv:
             out["hypervisor"] = [
                 Reading(
@@ -274,12 +277,6 @@ def _helm_readings(
         Reading("helm-app-version", _tag_version(app), where, text)
     )
     return out
-
-
-def _dig(data: Any, *keys: str) -> Any:
-    for key in keys:
-        data = data.get(key) if isinstance(data, dict) else None
-    return data
 
 
 def _component(
@@ -345,12 +342,12 @@ def _notes(
 ) -> list[Note]:
     notes: list[Note] = []
     operator = components["operator"]
-    op = operator.parsed if operator.source in SOURCES[:3] else None
+    op = operator.parsed if operator.source in _OBSERVED else None
     app_v = parse(app)
     if chart and op is not None and app_v is not None and op != app_v:
         params = {"chart": chart, "app_version": app, "operator": str(op)}
         defaults = releases.chart(chart)
-        tag = str(_dig(values, "controller", "image", "tag") or "")
+        tag = str(dig(values, "controller.image.tag") or "")
         # The line the chart installs: appVersion lies for the first v2 charts (1.7.7: 1.58.5).
         chart_line = defaults.line if defaults is not None else f"v{app_v.major}"
         if chart_line == "v1" and op.major >= 2:
@@ -362,7 +359,7 @@ def _notes(
         else:
             notes.append(Note("operator_not_chart", params))
     hypervisor = components["hypervisor"]
-    hv = hypervisor.parsed if hypervisor.source in SOURCES[:3] else None
+    hv = hypervisor.parsed if hypervisor.source in _OBSERVED else None
     if op is not None and hv is not None and hv.major == op.major and hv < op:
         params = {"hypervisor": str(hv), "operator": str(op)}
         defaults = releases.chart(chart) if chart else None

@@ -54,9 +54,7 @@ class Installation:
 
 def locate(kube: Kube, namespace: str | None, release: str | None) -> Installation:
     """The installation to collect from; `namespace`/`release` are what the user gave."""
-    clues = (
-        _pod_clues(kube, namespace or CHART_NAMESPACE) + _webhook_clues(kube) + _crd_clues(kube)
-    )
+    clues = _pod_clues(kube, namespace or CHART_NAMESPACE) + _webhook_clues(kube) + _crd_clues(kube)
     votes: Counter[str] = Counter()
     for clue in clues:
         votes[clue.namespace] += clue.weight

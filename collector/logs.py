@@ -11,7 +11,7 @@ start), where TensorFusion's processes print their version.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -137,34 +137,13 @@ class Logs:
         return jobs
 
     def _head(self, step: HeadLogStep, pod: dict[str, Any], container: str) -> None:
-        r = ref(pod)
-        art: dict[str, Any] = {
-            "id": artifact_id("log", r.namespace, r.name, container, "head"),
-            "step": step.id,
-            "type": "log",
-            "namespace": r.namespace,
-            "pod": r.name,
-            "container": container,
-            "previous": False,
-            "head": True,
-        }
+        def first(text: str) -> tuple[list[str], str]:
+            return text.splitlines()[: step.lines], ""
 
-        def work() -> None:
-            self._require_access(r.namespace)
-            text = self.kube.log(
-                r.namespace,
-                r.name,
-                container,
-                previous=False,
-                tail=None,
-                limit_bytes=HEAD_LIMIT_BYTES,
-            )
-            kept = text.splitlines()[: step.lines]
-            member = grep_member(r.namespace, r.name, container, "head")
-            self.writer.put(member, ("\n".join(kept) + ("\n" if kept else "")).encode())
-            art.update(paths=[member], lines=len(kept))
-
-        self.ledger.attempt(art, f"first lines of {r}/{container}", work)
+        self._from_start(
+            step.id, pod, container, "head", {"head": True}, HEAD_LIMIT_BYTES, first,
+            f"first lines of {ref(pod)}/{container}",
+        )  # fmt: skip
 
     def _log(
         self, step_id: str, pod: dict[str, Any], container: str, init: bool, prev: bool, tail: int
@@ -204,38 +183,59 @@ class Logs:
         self.ledger.attempt(art, f"logs {r}/{container}{' (previous)' if prev else ''}", work)
 
     def _grep(self, step: GrepLogStep, pod: dict[str, Any], container: str) -> None:
-        r = ref(pod)
         label = re.sub(r"[^a-z0-9]+", "-", step.pattern.lower()).strip("-")
+
+        def matching(text: str) -> tuple[list[str], str]:
+            hits = [line for line in text.splitlines() if step.pattern in line]
+            kept = hits[-step.max_lines :]
+            whole = len(hits) == len(kept) and len(text.encode()) < GREP_LIMIT_BYTES
+            return kept, "" if whole else f"newest {len(kept)} matching lines kept"
+
+        self._from_start(
+            step.id, pod, container, f"grep-{label}", {"grep": step.pattern}, GREP_LIMIT_BYTES,
+            matching, f'grep "{step.pattern}" {ref(pod)}',
+        )  # fmt: skip
+
+    def _from_start(
+        self,
+        step_id: str,
+        pod: dict[str, Any],
+        container: str,
+        part: str,
+        fields: dict[str, Any],
+        limit_bytes: int,
+        keep: Callable[[str], tuple[list[str], str]],
+        what: str,
+    ) -> None:
+        """A read of a container's current log from its start (`limitBytes`, no tail) of which
+        `keep` keeps some lines and says why it left others ("" when it left none it should
+        have kept)."""
+        r = ref(pod)
         art: dict[str, Any] = {
-            "id": artifact_id("log", r.namespace, r.name, container, f"grep-{label}"),
-            "step": step.id,
+            "id": artifact_id("log", r.namespace, r.name, container, part),
+            "step": step_id,
             "type": "log",
             "namespace": r.namespace,
             "pod": r.name,
             "container": container,
             "previous": False,
-            "grep": step.pattern,
+            **fields,
         }
 
         def work() -> None:
             self._require_access(r.namespace)
             text = self.kube.log(
-                r.namespace,
-                r.name,
-                container,
-                previous=False,
-                tail=None,
-                limit_bytes=GREP_LIMIT_BYTES,
-            )
-            hits = [line for line in text.splitlines() if step.pattern in line]
-            kept = hits[-step.max_lines :]
-            member = grep_member(r.namespace, r.name, container, f"grep-{label}")
+                r.namespace, r.name, container, previous=False, tail=None,
+                limit_bytes=limit_bytes,
+            )  # fmt: skip
+            kept, cut = keep(text)
+            member = grep_member(r.namespace, r.name, container, part)
             self.writer.put(member, ("\n".join(kept) + ("\n" if kept else "")).encode())
             art.update(paths=[member], lines=len(kept))
-            if len(hits) > len(kept) or len(text.encode()) >= GREP_LIMIT_BYTES:
-                art.update(status="truncated", message=f"newest {len(kept)} matching lines kept")
+            if cut:
+                art.update(status="truncated", message=cut)
 
-        self.ledger.attempt(art, f'grep "{step.pattern}" {r}', work)
+        self.ledger.attempt(art, what, work)
 
     def _require_access(self, namespace: str) -> None:
         if self.kube.can("get", "pods", namespace=namespace, subresource="log") is False:

@@ -574,6 +574,8 @@ FORMATS: tuple[TokenFormat, ...] = (
             ),
         )
     ),
+    # Discord documents the URL (the webhook's id and token in its path), not the token's
+    # length: 60-80 characters is our bound, not Discord's.
     TokenFormat(
         "discord-webhook", "Discord (webhook URL: its token is in the path)", "discord",
         "[0-9]{17,20}/[A-Za-z0-9_-]{60,80}(?![A-Za-z0-9_-])",

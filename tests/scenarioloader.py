@@ -244,23 +244,29 @@ def _retag(layer: _Layer, images: Any, meta_file: Path) -> None:
     retagged: dict[tuple[str, str, str], str] = {}  # (namespace, pod, container) -> tag
     for doc in layer.docs:
         retag_value(doc.obj, images)
-        if doc.obj.get("kind") != "Pod":
-            continue
-        meta = doc.obj["metadata"]
-        for container in _containers(doc.obj):
-            path = parse_image(str(container.get("image", ""))).path
-            if path in images:
-                where = (meta.get("namespace", ""), meta["name"], container.get("name", ""))
-                retagged[where] = images[path]
+        retagged.update(retagged_containers(doc.obj, images))
     for key in layer.logs:
         tag = retagged.get((key.namespace, key.pod, key.container))
         if tag is not None:
             layer.logs[key] = START_LINE.sub(lambda m, t=tag: start_line(m, t), layer.logs[key])
 
 
-def _containers(pod: dict[str, Any]) -> list[dict[str, Any]]:
-    spec = pod.get("spec") or {}
-    return [*(spec.get("containers") or []), *(spec.get("initContainers") or [])]
+def retagged_containers(
+    obj: dict[str, Any], images: dict[str, str]
+) -> dict[tuple[str, str, str], str]:
+    """(namespace, pod, container) -> new tag of each container of a Pod that runs an image
+    of `images` (whose start lines then name that release)."""
+    if obj.get("kind") != "Pod":
+        return {}
+    meta, spec = obj["metadata"], obj.get("spec") or {}
+    found = {}
+    for container in [*(spec.get("containers") or []), *(spec.get("initContainers") or [])]:
+        path = parse_image(str(container.get("image", ""))).path
+        if path in images:
+            found[(meta.get("namespace", ""), meta["name"], container.get("name", ""))] = images[
+                path
+            ]
+    return found
 
 
 def retag_value(value: Any, images: dict[str, str]) -> None:

@@ -8,10 +8,9 @@ import json
 import re
 from typing import Any
 
-from scenarioloader import START_LINE, retag_value, start_line
+from scenarioloader import START_LINE, retag_value, retagged_containers, start_line
 
 from collector.bundle import dump_json
-from k8s.images import parse_image
 
 Members = dict[str, bytes]
 _LOG = re.compile(r"logs/([^/]+)/([^/]+)/([^/.]+)(?:\.[^/]*)?\.log")
@@ -35,8 +34,7 @@ def retag(
         listing = json.loads(data)
         retag_value(listing, images)
         for item in listing.get("items") or []:
-            if item.get("kind") == "Pod":
-                _note(item, images, retagged)
+            retagged.update(retagged_containers(item, images))
         out[name] = dump_json(listing)
     for name, data in members.items():
         match = _LOG.fullmatch(name)
@@ -53,15 +51,3 @@ def retag(
         for name in [n for n in members if n.startswith("helm/")]:
             out[name] = dump_json({**json.loads(members[name]), **helm})
     return out
-
-
-def _note(
-    pod: dict[str, Any], images: dict[str, str], retagged: dict[tuple[str, str, str], str]
-) -> None:
-    meta = pod["metadata"]
-    spec = pod.get("spec") or {}
-    for container in [*(spec.get("containers") or []), *(spec.get("initContainers") or [])]:
-        path = parse_image(str(container.get("image", ""))).path
-        if path in images:
-            where = (meta.get("namespace", ""), meta["name"], container.get("name", ""))
-            retagged[where] = images[path]

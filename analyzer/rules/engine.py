@@ -15,7 +15,7 @@ import jinja2
 from k8s.times import parse_time
 
 from ..bundle import Bundle, ref
-from ..i18n import missing_text
+from ..i18n import LANGS, missing_text
 from ..results import Analysis, Finding, RuleResult
 from ..running import Running, running
 from ..verdict import recollect_command
@@ -29,7 +29,7 @@ from .bindings import (
     subjects,
 )
 from .known import cite, dress, note
-from .loading import LANGS, TEXT_FIELDS, Expr, Rule, default_rules_dir
+from .loading import TEXT_FIELDS, Expr, Rule, default_rules_dir
 from .ranking import give_way, rank
 from .releases import ReleaseData, load_releases
 from .subjects import place

@@ -17,12 +17,10 @@ from typing import Any
 
 from k8s.semver import Version, in_range, parse
 
-from ..i18n import VERSIONS, version_text
+from ..i18n import LANGS, VERSIONS, version_text
 from ..results import Finding
 from ..running import Running
 from .releases import ReleaseData
-
-LANGS = tuple(VERSIONS)
 
 CHART_REPO = (
     "tensor-fusion/tensor-fusion"  # helm repo add tensor-fusion https://download.tensor-fusion.ai

@@ -22,12 +22,12 @@ from k8s.types import BUILTIN_TYPES
 from tf_support_schemas.manual import Manual, load_manual
 
 from ..errors import RuleLoadError
+from ..i18n import LANGS
 from . import cel
 from .functions import FUNCTIONS
 from .known import KnownIssue
 
 Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-LANGS = ("en", "zh")
 TEXT_FIELDS = ("title", "explanation", "fix")
 # Names every expression and template may use besides the rule's own.
 GLOBAL_NAMES = frozenset({"tf"})
