@@ -578,34 +578,53 @@ def _redacted(redactor: Redactor, text: str, start: int, end: int) -> bool:
     )
 
 
-def syntax_recall(key: bytes = b"bench-key-0123456789abcdef") -> tuple[Tally, Tally]:
+def nest(text: str, start: int, end: int, depth: int) -> tuple[str, int, int]:
+    """`text` as a JSON log line's message `depth` times over (each level escapes the one
+    inside), and where the secret's bytes are written then."""
+    for _ in range(depth):
+        head = '{"level":"info","msg":"'
+        escaped = [json.dumps(part)[1:-1] for part in (text[:start], text[start:end], text[end:])]
+        start = len(head) + len(escaped[0])
+        end = start + len(escaped[1])
+        text = head + "".join(escaped) + '"}'
+    return text, start, end
+
+
+DEPTHS = range(4)  # how many times a line is logged inside another JSON line
+
+
+def syntax_recall(key: bytes = b"bench-key-0123456789abcdef") -> tuple[Tally, Tally, Tally]:
     """(by kind: catalogue examples under a neutral name in every syntax; by syntax: generated
-    values under sensitive names)."""
+    values under sensitive names; by depth: both, escaped as JSON strings 0 to 3 times)."""
     redactor = Redactor(key=key)
-    by_kind, by_syntax = Tally(), Tally()
-    for fmt in FORMATS:
-        if not fmt.standalone:
-            continue
-        for example in fmt.examples:
-            for syntax in SYNTAXES:
-                text, start, end = plant(syntax, example, NEUTRAL)
-                if fmt is PEM:  # a header alone is not a key: the body must follow
-                    text = text[:end] + "\nMIIEfakeBODY0123456789\n-----END PRIVATE KEY-----"
-                    ok = "MIIEfakeBODY" not in redactor.redact_text(text)
-                else:
-                    if fmt.head and syntax not in POSITIONAL:
-                        # A webhook's fixed path stays: the rest is the secret (on a command
-                        # line, the whole argument is the password).
-                        start += re.match(re.escape(fmt.prefix) + fmt.head, example).end()
-                    ok = _redacted(redactor, text, start, end)
-                by_kind.add(fmt.kind, ok, f"{syntax} {example[:40]}")
+    by_kind, by_syntax, by_depth = Tally(), Tally(), Tally()
     gen = random.Random(11)
-    for syntax in SYNTAXES:
-        for names in NAMES:
-            value = _generated_value(gen)
+    generated = {(syntax, names): _generated_value(gen) for syntax in SYNTAXES for names in NAMES}
+    for depth in DEPTHS:
+        for fmt in FORMATS:
+            if not fmt.standalone:
+                continue
+            for example in fmt.examples:
+                for syntax in SYNTAXES:
+                    text, start, end = plant(syntax, example, NEUTRAL)
+                    if fmt is PEM:  # a header alone is not a key: the body must follow
+                        text = text[:end] + "\nMIIEfakeBODY0123456789\n-----END PRIVATE KEY-----"
+                        text, _, _ = nest(text, start, end, depth)
+                        ok = "MIIEfakeBODY" not in redactor.redact_text(text)
+                    else:
+                        if fmt.head and syntax not in POSITIONAL:
+                            # A webhook's fixed path stays: the rest is the secret (on a
+                            # command line, the whole argument is the password).
+                            start += re.match(re.escape(fmt.prefix) + fmt.head, example).end()
+                        ok = _redacted(redactor, *nest(text, start, end, depth))
+                    by_kind.add(fmt.kind, ok, f"{syntax} depth {depth} {example[:40]}")
+                    by_depth.add(f"depth {depth}", ok, f"{syntax} {example[:40]}")
+        for (syntax, names), value in generated.items():
             text, start, end = plant(syntax, value, names)
-            by_syntax.add(syntax, _redacted(redactor, text, start, end), text[:70])
-    return by_kind, by_syntax
+            ok = _redacted(redactor, *nest(text, start, end, depth))
+            by_syntax.add(syntax, ok, f"depth {depth} {text[:70]}")
+            by_depth.add(f"depth {depth}", ok, text[:70])
+    return by_kind, by_syntax, by_depth
 
 
 def _generated_value(gen: random.Random) -> str:
@@ -751,9 +770,14 @@ def main() -> None:
     print(
         f"tf-collect redact (the CLI, start-up included): {mb:.1f} MB in {seconds:.2f}s = {mb / seconds:.1f} MB/s"
     )
-    by_kind, by_syntax = syntax_recall()
-    _print_tally("recall per kind (catalogue examples x every syntax, neutral name)", by_kind)
-    _print_tally("recall per syntax (generated values under sensitive names)", by_syntax)
+    by_kind, by_syntax, by_depth = syntax_recall()
+    _print_tally(
+        "recall per kind (catalogue examples x every syntax x depths 0-3, neutral name)", by_kind
+    )
+    _print_tally(
+        "recall per syntax (generated values under sensitive names, depths 0-3)", by_syntax
+    )
+    _print_tally("recall per depth of JSON string escaping (both sets above)", by_depth)
     found, kept = heldout_recall()
     _print_tally("held-out corpus, recall per syntax", found, misses=20)
     _print_tally("held-out corpus, near misses kept byte-identical", kept, misses=20)

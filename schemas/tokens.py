@@ -131,6 +131,23 @@ FORMATS: tuple[TokenFormat, ...] = (
         ("eyJhdXRocyI6eyJyZWdpc3RyeS5leGFtcGxlIjp7ImF1dGgiOiJabUZyWlRwbVlXdGwifX19",),
         ("eyJhdXRocyI6",), left=ALNUM,
     ),
+    # The same file as `docker login` writes it (MarshalIndent with a tab: docker/cli
+    # cli/config/configfile/file.go), and indented by two spaces (jq, Python), base64 again
+    # when it becomes a Secret's `.dockerconfigjson` with `--from-file`.
+    TokenFormat(
+        "docker-auth", "Docker / Kubernetes (config.json as docker login writes it)",
+        "ewoJImF1dGhzIj", f"{B64}{{20,}}={{0,2}}",
+        "https://github.com/docker/cli/blob/master/cli/config/configfile/file.go",
+        ("ewoJImF1dGhzIjogewoJCSJyZWdpc3RyeS5leGFtcGxlIjogewoJCQkiYXV0aCI6ICJabUZyWlRwbVlXdGwiCgkJfQoJfQp9",),
+        ("ewoJImF1dGhzIj",), left=ALNUM,
+    ),
+    TokenFormat(
+        "docker-auth", "Docker / Kubernetes (config.json indented by two spaces)",
+        "ewogICJhdXRocyI6", f"{B64}{{20,}}={{0,2}}",
+        "https://kubernetes.io/docs/concepts/configuration/secret/#docker-config-secrets",
+        ("ewogICJhdXRocyI6IHsKICAgICJyZWdpc3RyeS5leGFtcGxlIjogewogICAgICAiYXV0aCI6ICJabUZyWlRwbVlXdGwiCiAgICB9CiAgfQp9",),
+        ("ewogICJhdXRocyI6",), left=ALNUM,
+    ),
     TokenFormat(
         "grafana-token", "Grafana (API key, before service accounts)", "eyJrIjoi",
         f"{B64}{{40,}}={{0,2}}",

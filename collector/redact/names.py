@@ -84,6 +84,7 @@ _EXACT = {
     ".dockerconfigjson": "docker-auth",
     ".dockercfg": "docker-auth",
     "dockerconfigjson": "docker-auth",
+    "dockercfg": "docker-auth",
     "kubectl.kubernetes.io/last-applied-configuration": "last-applied-configuration",
     "set-cookie": "cookie",
     "cookie": "cookie",
@@ -108,10 +109,11 @@ HEADER_NAMES = _set(
 
 
 # Substrings of every sensitive name (lowercase): where none occurs, no pair can be secret.
-# (Rarer names, `cookie`, `dsn`, `.dockerconfigjson`, are judged in objects, not searched:
-# DOCUMENT_KEYWORDS adds them for the documents worth parsing.)
-KEYWORDS = ("pass", "pw", "secret", "token", "cred", "auth", "licen", "key", "sig")
-DOCUMENT_KEYWORDS = (*KEYWORDS, "cookie", "dsn", "dockerconfig")
+# (Rarer names, `cookie` and `dsn`, are judged in objects, not searched: DOCUMENT_KEYWORDS
+# adds them for the documents worth parsing. `.dockerconfigjson` is searched: its base64 has
+# no shape when the JSON inside is pretty-printed.)
+KEYWORDS = ("pass", "pw", "secret", "token", "cred", "auth", "licen", "key", "sig", "dockerc")
+DOCUMENT_KEYWORDS = (*KEYWORDS, "cookie", "dsn")
 # The shell's working directories, in every `env` dump: `PWD=/workspace` is a path.
 _SHELL_DIRECTORIES = frozenset({"PWD", "OLDPWD"})
 

@@ -35,9 +35,10 @@ def test_tiny_corpus_full_recall_and_precision() -> None:
 
 def test_recall_per_kind_and_syntax_and_near_misses() -> None:
     bench = _bench()
-    by_kind, by_syntax = bench.syntax_recall()
-    assert by_kind.missed == [] and by_syntax.missed == []
+    by_kind, by_syntax, by_depth = bench.syntax_recall()
+    assert by_kind.missed == [] and by_syntax.missed == [] and by_depth.missed == []
     assert len(by_kind.found) >= 35 and len(by_syntax.found) == len(bench.SYNTAXES)
+    assert sorted(by_depth.found) == ["depth 0", "depth 1", "depth 2", "depth 3"]
     assert bench.near_miss_precision().missed == []
 
 

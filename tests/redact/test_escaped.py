@@ -5,13 +5,19 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from collector.redact import Redactor
 from collector.redact.escaped import decode
 
+from .test_syntaxes import bench
+
 KEY = b"escaped-test-key-0123456789abcdef"
+EXAMPLES = int(os.environ.get("TF_REDACT_EXAMPLES", "150"))
 PASSWORD = "Qx7vLm2pRt9sWz4k"
 AUTH = base64.b64encode(b"robot$ci:" + PASSWORD.encode()).decode()
 DOCKER_CONFIG = json.dumps(
@@ -80,3 +86,46 @@ def test_decode_maps_every_character_to_the_bytes_that_write_it() -> None:
     assert where == [0, 1, 3, 4, 6, 7, 13, 15]
     assert decode("bad \\x escape") is None
     assert decode("cut off \\") is None
+
+
+# A registry Secret as users make it: `kubectl create secret docker-registry` writes the config
+# compact, `--from-file=.dockerconfigjson=~/.docker/config.json` takes the file docker login
+# wrote (indented by a tab), jq and Python indent by two; `.dockercfg` is the legacy form,
+# without `auths`.
+CONFIGS = {
+    "compact": json.dumps(json.loads(DOCKER_CONFIG), separators=(",", ":")),
+    "docker-login": json.dumps(json.loads(DOCKER_CONFIG), indent="\t"),
+    "two-spaces": json.dumps(json.loads(DOCKER_CONFIG), indent=2),
+    "legacy": json.dumps({"registry.acme.io": {"auth": AUTH, "email": "ci@acme.io"}}),
+}
+# Where a bundle shows the Secret's value as text: a YAML line of `kubectl get -o yaml`, a
+# JSON member, a line of a log, and the bare value after a word (echoed by a script).
+CONTEXTS = {
+    "yaml": "  .dockerconfigjson: {}\n",
+    "yaml-legacy": "  .dockercfg: {}\n",
+    "json": '{{"data":{{".dockerconfigjson":"{}"}},"type":"kubernetes.io/dockerconfigjson"}}',
+    "log": 'I0301 09:10:05.123456 1 secret.go:88] synced ".dockerconfigjson"="{}"\n',
+    "bare": "pull secret is {} for the registry\n",
+}
+
+
+@given(
+    config=st.sampled_from(sorted(CONFIGS)),
+    context=st.sampled_from(sorted(CONTEXTS)),
+    depth=st.integers(0, 3),
+)
+@settings(max_examples=EXAMPLES, deadline=None)
+def test_a_dockerconfigjson_seen_as_text_goes_whole_at_any_depth(
+    config: str, context: str, depth: int
+) -> None:
+    if context == "bare" and config == "legacy":
+        return  # no name and no shape: a legacy config is known only by its key
+    blob = base64.b64encode(CONFIGS[config].encode()).decode()
+    head, _, tail = CONTEXTS[context].partition("{}")
+    text, start, end = bench.nest(head + blob + tail, len(head), len(head) + len(blob), depth)
+    redactor = Redactor(key=KEY)
+    out = redactor.redact_text(text)
+    assert out.startswith(text[:start]) and out.endswith(text[end:]), out
+    placeholder = out[start : len(out) - len(text) + end]
+    assert placeholder.startswith("<redacted:docker-auth:"), out
+    assert redactor.mapping() == {blob: placeholder}

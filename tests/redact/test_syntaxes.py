@@ -5,7 +5,6 @@ bench/redact_throughput.py), and the forms a secret must never be read into stay
 from __future__ import annotations
 
 import importlib.util
-import json
 import os
 import re
 import sys
@@ -64,18 +63,6 @@ PREFIXES = st.sampled_from(
 )
 
 
-def nest(text: str, start: int, end: int, depth: int) -> tuple[str, int, int]:
-    """`text` as a JSON log line's message `depth` times over (each level escapes the one
-    inside), and where the secret's bytes are written then."""
-    for _ in range(depth):
-        head = '{"level":"info","msg":"'
-        escaped = [json.dumps(part)[1:-1] for part in (text[:start], text[start:end], text[end:])]
-        start = len(head) + len(escaped[0])
-        end = start + len(escaped[1])
-        text = head + "".join(escaped) + '"}'
-    return text, start, end
-
-
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     syntax=st.sampled_from(SYNTAXES),
@@ -90,7 +77,7 @@ def test_only_the_secret_bytes_change(
     text, start, end = bench.plant(syntax, value, names)
     if "\n" not in text.rstrip("\n"):  # a log prefix before a one-line syntax
         text, start, end = prefix + text, start + len(prefix), end + len(prefix)
-    text, start, end = nest(text, start, end, depth)
+    text, start, end = bench.nest(text, start, end, depth)
     redactor = Redactor(key=KEY)
     out = redactor.redact_text(text)
     head, tail = text[:start], text[end:]
