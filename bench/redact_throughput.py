@@ -3,19 +3,24 @@
 
     python bench/redact_throughput.py              # >= 50 MB corpus, prints MB/s and recall
     python bench/redact_throughput.py --mb 5       # a smaller corpus
-    python bench/redact_throughput.py --workers 2  # members spread over processes
+    python bench/redact_throughput.py --workers 2  # processes, for the engine, CLI and sos
+    python bench/redact_throughput.py --sos /path/to/sos  # sos clean side by side
 
 Three measurements:
 
-- Recall per kind and per syntax, and precision: every format of the catalogue
-  (tf_support_schemas.tokens) planted from its own examples in every syntax of SYNTAXES, under
-  a name that says nothing; generated values planted under sensitive names in every syntax;
-  and the held-out corpus (bench/redact_heldout.txt: log, config and code lines written before
-  the finders, never tuned against them). Precision: the catalogue's near misses and the
-  held-out `keep` cases must come out byte-identical.
-- MB/s of `tf-collect redact DIR -o OUT` as a user runs it (the console script, in a
-  subprocess, start-up included) on the corpus below written out as files.
-- MB/s of the engine alone, and its recall on that corpus:
+- Recall per kind, per syntax and per depth of JSON string escaping (0-3), and precision:
+  every format of the catalogue (tf_support_schemas.tokens) planted from its own examples in
+  every syntax of SYNTAXES, under a name that says nothing; generated values planted under
+  sensitive names in every syntax; and the held-out corpus (bench/redact_heldout.txt: log,
+  config and code lines written before the finders, never tuned against them). Precision:
+  the catalogue's near misses and the held-out `keep` cases must come out byte-identical.
+- MB/s of the engine alone on one core (one process), and over --workers processes, and its
+  recall on the corpus below.
+- Side by side, on the corpus written out as files, with the same number of processes and
+  each the best of --runs: `tf-collect redact DIR -o OUT` as a user runs it (the console
+  script, start-up included) and `sos clean DIR` (sos report's cleaner, when installed:
+  `pip install https://github.com/sosreport/sos/archive/refs/tags/4.12.0.tar.gz` in a venv
+  of its own). Each is scored on what its output kept of the planted secrets and addresses.
 
 The corpus is what a bundle holds: controller klog lines, JSON-lines hypervisor logs, pod and
 node JSON as the API returns them, Helm values. Every secret kind the engine knows is planted
@@ -449,8 +454,12 @@ def run(corpus: Corpus, *, workers: int = 1, key: bytes = b"bench-key-0123456789
     t0 = time.perf_counter()
     outputs = redact_members(redactor, items, redact_text_member, workers=workers)
     seconds = time.perf_counter() - t0
-    joined = "\n".join(outputs)
-    by_name = dict(zip((name for name, _ in items), outputs, strict=True))
+    return score(corpus, dict(zip((name for name, _ in items), outputs, strict=True)), seconds)
+
+
+def score(corpus: Corpus, by_name: dict[str, str], seconds: float) -> Result:
+    """What a tool's output (file name -> text) kept of the planted secrets and addresses."""
+    joined = "\n".join(by_name.values())
     missed = [
         corpus.secrets[j]
         for name, (a, b) in corpus.planted_in.items()
@@ -700,25 +709,94 @@ def near_miss_precision(key: bytes = b"bench-key-0123456789abcdef") -> Tally:
 
 
 # ---------------------------------------------------------------------------- the CLI
-def cli_throughput(corpus: Corpus) -> tuple[float, float]:
-    """(MB, seconds) of `tf-collect redact DIR -o OUT` on the corpus written out as files."""
+def write_files(corpus: Corpus, root: Path) -> None:
+    for name, text in corpus.files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, "utf-8")
+
+
+def read_files(root: Path) -> dict[str, str]:
+    return {
+        str(p.relative_to(root)): p.read_text("utf-8", errors="replace")
+        for p in root.rglob("*")
+        if p.is_file()
+    }
+
+
+def cli_run(src: Path, out: Path, workers: int) -> float:
+    """Seconds of `tf-collect redact SRC -o OUT --workers N`, start-up included."""
     exe = shutil.which("tf-collect", path=str(Path(sys.executable).parent)) or shutil.which(
         "tf-collect"
     )
     command = [exe] if exe else [sys.executable, "-c", "from collector.entry import main; main()"]
+    t0 = time.perf_counter()
+    subprocess.run(
+        [*command, "redact", str(src), "-o", str(out), "--workers", str(workers)],
+        check=True,
+        capture_output=True,
+    )
+    return time.perf_counter() - t0
+
+
+def cli_throughput(corpus: Corpus, workers: int = 1) -> tuple[float, float]:
+    """(MB, seconds) of `tf-collect redact DIR -o OUT` on the corpus written out as files."""
     with tempfile.TemporaryDirectory() as tmp:
-        src = Path(tmp) / "in"
-        for name, text in corpus.files.items():
-            path = src / name
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, "utf-8")
-        t0 = time.perf_counter()
-        subprocess.run(
-            [*command, "redact", str(src), "-o", str(Path(tmp) / "out")],
-            check=True,
-            capture_output=True,
-        )
-        return corpus.size / 1e6, time.perf_counter() - t0
+        write_files(corpus, Path(tmp) / "in")
+        return corpus.size / 1e6, cli_run(Path(tmp) / "in", Path(tmp) / "out", workers)
+
+
+def sos_run(src: Path, tmp: Path, sos: str, workers: int) -> tuple[float, Path]:
+    """(seconds, output directory) of `sos clean` on a copy of SRC (sos clean takes the
+    directory it cleans away, so each run gets its own copy; copying is not timed)."""
+    work, out = tmp / "sos-in", tmp / "sos-out"
+    shutil.rmtree(work, ignore_errors=True)
+    shutil.rmtree(out, ignore_errors=True)
+    shutil.copytree(src, work)
+    out.mkdir()
+    t0 = time.perf_counter()
+    subprocess.run(
+        [sos, "clean", str(work), "--batch", "--tmp-dir", str(out), "--jobs", str(workers)],
+        check=True,
+        capture_output=True,
+    )
+    return time.perf_counter() - t0, out / work.name
+
+
+@dataclass
+class SideBySide:
+    tf_collect: Result
+    sos_clean: Result | None
+
+
+def side_by_side(corpus: Corpus, *, workers: int, runs: int, sos: str | None) -> SideBySide:
+    """`tf-collect redact` and `sos clean` on the same files with the same number of
+    processes, each the best of `runs`, run in turn so both see the same machine; each
+    scored on what its output kept."""
+    with tempfile.TemporaryDirectory() as tmp_name:
+        tmp = Path(tmp_name)
+        src = tmp / "bundle"
+        write_files(corpus, src)
+        cli_best = sos_best = float("inf")
+        cli_out = sos_out = None
+        for i in range(runs):
+            cli_out = tmp / f"tf-collect-{i}"
+            cli_best = min(cli_best, cli_run(src, cli_out, workers))
+            if sos is not None:
+                seconds, sos_out = sos_run(src, tmp, sos, workers)
+                sos_best = min(sos_best, seconds)
+        assert cli_out is not None
+        tf = score(corpus, read_files(cli_out), cli_best)
+        other = score(corpus, read_files(sos_out), sos_best) if sos_out is not None else None
+        return SideBySide(tf, other)
+
+
+def _print_tool(name: str, result: Result, args: argparse.Namespace) -> None:
+    print(
+        f"{name}: {result.mb:.1f} MB in {result.seconds:.2f}s = {result.mb_per_s:.1f} MB/s "
+        f"(best of {args.runs}, {args.workers} processes, start-up included); secrets "
+        f"{result.recall:.1%} gone, internal addresses {result.address_recall:.1%} gone"
+    )
 
 
 def _print_tally(title: str, tally: Tally, *, misses: int = 8) -> None:
@@ -741,6 +819,16 @@ def main() -> None:
         help=f"processes (default: the cores, at most 4: {default_workers()} here)",
     )
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument(
+        "--runs", type=int, default=3, help="the CLI and sos clean: best of N runs (default 3)"
+    )
+    ap.add_argument(
+        "--sos",
+        default=shutil.which("sos"),
+        help="the sos command, to run `sos clean` side by side (default: sos on PATH; "
+        "install it from its source release: pip install "
+        "https://github.com/sosreport/sos/archive/refs/tags/4.12.0.tar.gz)",
+    )
     args = ap.parse_args()
     t0 = time.perf_counter()
     corpus = build_corpus(int(args.mb * 1e6), seed=args.seed)
@@ -766,10 +854,14 @@ def main() -> None:
     print(f"precision: {result.kept}/{result.keep_total} must-stay values unchanged")
     for kind, value in result.missed[:10]:
         print(f"  MISSED {kind}: {value[:60]}")
-    mb, seconds = cli_throughput(corpus)
-    print(
-        f"tf-collect redact (the CLI, start-up included): {mb:.1f} MB in {seconds:.2f}s = {mb / seconds:.1f} MB/s"
-    )
+    both = side_by_side(corpus, workers=args.workers, runs=args.runs, sos=args.sos)
+    _print_tool("tf-collect redact", both.tf_collect, args)
+    if both.sos_clean is None:
+        print("sos clean: not installed (see --sos)")
+    else:
+        _print_tool("sos clean", both.sos_clean, args)
+        ratio = both.tf_collect.mb_per_s / both.sos_clean.mb_per_s
+        print(f"tf-collect redact / sos clean: {ratio:.1f}x the speed, same files and processes")
     by_kind, by_syntax, by_depth = syntax_recall()
     _print_tally(
         "recall per kind (catalogue examples x every syntax x depths 0-3, neutral name)", by_kind

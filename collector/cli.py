@@ -10,6 +10,7 @@ import os
 import signal
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -19,14 +20,16 @@ from . import __version__
 from .budget import parse_size
 from .entry import terminate
 from .errors import CollectError, ExitCode
-from .locate import Installation
-from .plan import coverage, default_plan, step_summary
-from .progress import make_progress
 from .redact import Redactor, key_from_env
 from .redact.mapfile import check_map_path, write_map
 from .redact.offline import InputError, redact_path
 from .redact.parallel import default_workers
-from .run import CollectOptions, CollectResult, collect
+
+# The collection machinery (the Kubernetes client above all) loads only to collect:
+# `tf-collect redact` starts without it.
+if TYPE_CHECKING:
+    from .locate import Installation
+    from .run import CollectOptions, CollectResult
 
 NEXT_STEP = (
     "Send this file as it is (do not edit or unpack it): attach it to the GitHub issue or email."
@@ -179,6 +182,8 @@ def main(
     for pod in pods:
         if pod.count("/") != 1 or not all(pod.split("/")):
             raise click.BadParameter(f"{pod!r} is not NAMESPACE/NAME", param_hint="--pod")
+    from .run import CollectOptions
+
     opts = CollectOptions(exec=exec_, pods=pods, **kwargs)  # type: ignore[arg-type]
     if dry_run:
         _print_plan(opts)
@@ -195,6 +200,8 @@ def _max_size(value: str) -> int | None:
 
 
 def _print_plan(opts: CollectOptions) -> None:
+    from .plan import coverage, default_plan, step_summary
+
     plan = default_plan(with_exec=True, with_metrics=True)
     steps = {s.id: s for s in plan}
     namespace = opts.namespace or "<found at run time>"
@@ -215,6 +222,9 @@ def _print_plan(opts: CollectOptions) -> None:
 
 
 def _run(opts: CollectOptions, *, analyze: bool) -> int:
+    from .progress import make_progress
+    from .run import collect
+
     # SIGTERM means the same as Ctrl-C: stop now, leave nothing behind.
     signal.signal(signal.SIGTERM, terminate)
     progress = make_progress(sys.stderr)

@@ -10,10 +10,10 @@ from __future__ import annotations
 import json
 from functools import cache
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from jsonschema import Draft202012Validator, FormatChecker
-from jsonschema.exceptions import best_match
+if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator
 
 FORMAT_VERSION = 1
 # The release of tf-collect and tf-analyze (the package's version, read from here by the build).
@@ -30,12 +30,18 @@ def load(name: str) -> dict[str, Any]:
 @cache
 def validator(name: str) -> Draft202012Validator:
     """The validator of schema `name`, built once per process."""
+    # jsonschema loads when a schema is first checked: redaction (the token table) starts
+    # without it.
+    from jsonschema import Draft202012Validator, FormatChecker
+
     return Draft202012Validator(load(name), format_checker=FormatChecker())
 
 
 def first_error(name: str, instance: Any) -> str | None:
     """The most telling violation of schema `name` (jsonschema's `best_match`), in one line:
     ``<json path>: <message>``; None when valid."""
+    from jsonschema.exceptions import best_match
+
     error = best_match(validator(name).iter_errors(instance))
     if error is None:
         return None

@@ -253,3 +253,15 @@ def test_what_the_api_says_does_not_exist_is_named_too(tmp_path: Path) -> None:
         and "no Helm release 'tensor-fusion-sys' in tensor-fusion-sys" in line
         for line in absent
     )
+
+
+def test_redact_starts_without_the_collection_machinery() -> None:
+    # `tf-collect redact` runs on laptops over existing files: the Kubernetes client and the
+    # schema validator (a third of a second to import) load only to collect or validate.
+    code = (
+        "import sys, collector.cli\n"
+        "loaded = sorted(m for m in ('kubernetes', 'jsonschema', 'collector.run') if m in sys.modules)\n"
+        "print(loaded)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
