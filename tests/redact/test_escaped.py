@@ -8,6 +8,7 @@ import json
 import os
 
 import pytest
+import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -129,3 +130,53 @@ def test_a_dockerconfigjson_seen_as_text_goes_whole_at_any_depth(
     placeholder = out[start : len(out) - len(text) + end]
     assert placeholder.startswith("<redacted:docker-auth:"), out
     assert redactor.mapping() == {blob: placeholder}
+
+
+# Documents inside documents, as a bundle holds them: YAML in a ConfigMap value printed by
+# `kubectl get -o json`, JSON in a ConfigMap value printed as YAML, Helm values in an
+# annotation, an env file in a ConfigMap; the secret under the names real configs use.
+def _configmap(data: dict[str, str]) -> dict:
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "app"}, "data": data}
+
+
+EMBEDDED = {
+    "yaml-in-json": lambda k, v: json.dumps(
+        _configmap({"config.yaml": f"db:\n  host: pg\n  {k}: {v}\n"}), indent=2
+    ),
+    "json-in-yaml": lambda k, v: yaml.safe_dump(
+        _configmap({"config.json": json.dumps({"db": {"host": "pg", k: v}})})
+    ),
+    "helm-values-annotation": lambda k, v: json.dumps(
+        {
+            "metadata": {
+                "annotations": {"meta.helm.sh/values": yaml.safe_dump({"greptime": {k: v}})}
+            }
+        },
+        indent=2,
+    ),
+    "env-file": lambda k, v: json.dumps(
+        _configmap({"app.env": f"DB_HOST=pg\n{k.upper()}={v}\n"}), indent=2
+    ),
+}
+
+
+@given(
+    form=st.sampled_from(sorted(EMBEDDED)),
+    name=st.sampled_from(["password", "api_key", "auth_token", "client_secret"]),
+    value=st.text(alphabet="abcdefghijkmnpqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789", min_size=8, max_size=32).map(
+        lambda s: "Q" + s + "z7"
+    ),
+    depth=st.integers(0, 3),
+)  # fmt: skip
+@settings(max_examples=EXAMPLES, deadline=None)
+def test_a_secret_in_an_embedded_document_goes_alone_at_any_depth(
+    form: str, name: str, value: str, depth: int
+) -> None:
+    text = EMBEDDED[form](name, value)
+    start = text.index(value)
+    text, start, end = bench.nest(text, start, start + len(value), depth)
+    redactor = Redactor(key=KEY)
+    out = redactor.redact_text(text)
+    assert out.startswith(text[:start]) and out.endswith(text[end:]), out
+    placeholder = out[start : len(out) - len(text) + end]
+    assert redactor.mapping() == {value: placeholder}
