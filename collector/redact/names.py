@@ -134,6 +134,13 @@ def sensitive_kind(name: str) -> str | None:
     last = ws[-1]
     if last in _METADATA_WORDS and not _is_qualified_key(ws):
         return None
+    if ws[0] == "checksum" or (
+        last in ("hash", "hashes") and ws[-2:-1] in (["cert"], ["certificate"])
+    ):
+        # A digest of something public or of a whole rendered manifest: Helm's
+        # `checksum/secret` annotation (sha256sum of the Secret template), kubeadm's
+        # `--discovery-token-ca-cert-hash` (the CA's public key; kubeadm join reference).
+        return None
     if "client" in ws and "certificate" in ws:
         return "certificate"
     for i, w in enumerate(ws):
@@ -164,6 +171,18 @@ def sensitive_kind(name: str) -> str | None:
     return None
 
 
+_PREFIX_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
+
+
+def prefixed_kind(text: str, start: int, end: int) -> str | None:
+    """The kind of the name `text[start:end]` after a `/`, read with its prefix: an annotation
+    key (`checksum/secret`) is judged whole in text, as it is in an object."""
+    ps = start - 1
+    while ps > 0 and text[ps - 1] in _PREFIX_CHARS:
+        ps -= 1
+    return sensitive_kind(text[ps:end])
+
+
 def is_metadata_name(name: str) -> bool:
     """`secretName`, `path`, `type`: a name that describes a credential rather than holds it."""
     ws = words(name)
@@ -185,12 +204,15 @@ def _is_qualified_key(ws: list[str]) -> bool:
     return False
 
 
-# Values that are never secrets, whatever their name says (a boolean switch, a null, a mask
-# someone already applied, a template reference to the real value).
+# Values that are never secrets, whatever their name says (a switch, a null, a mask someone
+# already applied, a template reference to the real value, the path of a key or certificate
+# file: kube-apiserver's `--kubelet-client-key=/etc/kubernetes/pki/...key`, a kubeconfig's
+# `client-key: ~/.minikube/...`).
 # A shell variable (`$TOKEN`, `$1`) and a `<your-token-here>` template count as references.
 # `changeme` and other well-known defaults do not: where one is in use, it is the password.
 _NOT_A_VALUE = re.compile(
-    r"(?is)(?:true|false|yes|no|on|off|null|none|nil|<nil>|<none>|undefined|\*+|x{3,}|"
+    r"(?is)(?:true|false|yes|no|on|off|enabled|disabled|null|none|nil|<nil>|<none>|undefined|"
+    r"(?:~|\.{0,2})(?:/[\w.-]+)+\.(?:key|pem|crt|cert|der|p12|pfx|jks)|\*+|x{3,}|"
     r"redacted|\[redacted\]|<redacted>|<hidden>|\$\{[^}]*\}|\$\([^)]*\)|\{\{.*\}\}|"
     r"\$[A-Za-z_][A-Za-z0-9_]*|\$[0-9@*#?]|<[^<>\n]*>|\.{3,}|%[A-Za-z_][A-Za-z0-9_]*%)"
 )

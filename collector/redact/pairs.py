@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from .names import HEADER_NAMES, is_placeholder_value, sensitive_kind
+from .names import HEADER_NAMES, is_placeholder_value, prefixed_kind, sensitive_kind
 from .patterns import refine_kind
 from .scan import Finder, Scan
 from .spans import Hit
@@ -97,6 +97,8 @@ def _pair_at(scan: Scan, ks: int, ke: int) -> Hit | None:
     if not key:
         return None
     kind = sensitive_kind(key)
+    if kind is not None and ks and text[ks - 1] == "/":
+        kind = prefixed_kind(text, ks, ke)
     if kind is None:
         return None
     if text.startswith("${", ks - 2):
