@@ -312,6 +312,85 @@ FIELDS: tuple[Field, ...] = (
         _one_of("<redacted>", "********", "[REDACTED]"),
         ("log", "yaml", "json"),
     ),
+    # --- more names that only look sensitive, as real tools print them. A bootstrap token's
+    # `token-id` is "considered public information" (Kubernetes docs, Authenticating with
+    # Bootstrap Tokens); its Secret is `bootstrap-token-<id>`. Every pod's projected
+    # `serviceAccountToken` volume source (path and lifetime), a ServiceAccount's
+    # `imagePullSecrets`, the kubelet's `authentication`/`authorization` config (kubelet
+    # config file, KubeletConfiguration) and its flags, Hugging Face's tokenizer_config.json
+    # special tokens, vLLM's `--max-num-batched-tokens`, OpenAI-style `usage`.
+    Field("near-name", ("token-id",), _hex(6), ("log", "yaml", "json")),
+    Field("near-name", ("secretName",), _fmt("bootstrap-token-{h}", h=_hex(6)), SCALAR),
+    Field(
+        "near-name",
+        ("spec", "volumes", "projected", "sources", "serviceAccountToken"),
+        lambda r: {"expirationSeconds": r.choice([3607, 3600, 86400]), "path": "token"},
+        OBJECT,
+    ),
+    Field(
+        "near-name",
+        ("imagePullSecrets",),
+        lambda r: [{"name": r.choice(["regcred", "ngc-secret"])}],
+        OBJECT,
+    ),
+    Field(
+        "near-name",
+        ("authentication",),
+        lambda r: {
+            "anonymous": {"enabled": False},
+            "webhook": {"cacheTTL": "2m0s", "enabled": True},
+            "x509": {"clientCAFile": "/etc/kubernetes/pki/ca.crt"},
+        },
+        OBJECT,
+    ),
+    Field(
+        "near-name",
+        ("authorization",),
+        lambda r: {"mode": "Webhook", "webhook": {"cacheAuthorizedTTL": "5m0s"}},
+        OBJECT,
+    ),
+    Field("near-name", ("authentication-token-webhook",), _one_of("true", "false"), ("flag",)),
+    Field("near-name", ("anonymous-auth",), _one_of("true", "false"), ("flag",)),
+    Field(
+        "near-name",
+        ("authorization-mode",),
+        _one_of("Webhook", "Node,RBAC", "AlwaysAllow"),
+        ("flag",),
+    ),
+    Field("near-name", ("max-num-batched-tokens",), _digits(512, 65536), ("flag",)),
+    Field("near-name", ("bos_token",), _one_of("<|begin_of_text|>", "<s>"), ("json", "yaml")),
+    Field("near-name", ("eos_token_id",), _digits(2, 128009), ("json", "yaml", "log")),
+    Field(
+        "near-name",
+        ("usage",),
+        lambda r: {
+            "prompt_tokens": r.randint(1, 4000),
+            "completion_tokens": r.randint(1, 900),
+            "total_tokens": r.randint(1, 5000),
+        },
+        ("json", "escaped-2"),
+    ),
+    # PostgreSQL's `password_encryption` names the algorithm ("scram-sha-256" or "md5";
+    # PostgreSQL docs, Connections and Authentication), set in postgresql.conf or CloudNativePG's
+    # `spec.postgresql.parameters`; the docker image's `POSTGRES_HOST_AUTH_METHOD`.
+    Field(
+        "near-name",
+        ("spec", "postgresql", "parameters", "password_encryption"),
+        _one_of("scram-sha-256", "md5"),
+        OBJECT,
+    ),
+    Field(
+        "near-name",
+        ("POSTGRES_HOST_AUTH_METHOD",),
+        _one_of("scram-sha-256", "md5", "trust"),
+        ("env",),
+    ),
+    # --- node identity (status.nodeInfo: machineID, systemUUID, bootID; spec.providerID as
+    # the AWS cloud provider writes it).
+    Field("uid", ("status", "nodeInfo", "machineID"), _hex(32), OBJECT),
+    Field("uid", ("status", "nodeInfo", "bootID"), _uuid, OBJECT),
+    Field("uid", ("status", "nodeInfo", "systemUUID"), lambda r: "ec2" + _uuid(r)[3:], OBJECT),
+    Field("name", ("spec", "providerID"), _fmt("aws:///us-east-1a/i-0{h}", h=_hex(16)), SCALAR),
 )
 
 
@@ -428,6 +507,52 @@ LINES: tuple[Line, ...] = (
         "name",
         _fmt(
             "NAME   STATUS   ROLES    AGE   VERSION\n{n}   Ready    <none>   12d   v1.30.2", n=_NODE
+        ),
+    ),
+    # nvidia-smi -q: the VBIOS version has five parts, the kernel release several.
+    Line(
+        "version",
+        _fmt(
+            "    VBIOS Version                         : {a}.00.{b}.00.{c}",
+            a=_digits(86, 96),
+            b=_digits(10, 99),
+            c=_one_of("01", "03", "0A"),
+        ),
+    ),
+    Line(
+        "version",
+        _fmt(
+            "Linux gpu-node-3 5.15.0-{n}-aws #{m}~20.04.1-Ubuntu SMP x86_64 GNU/Linux",
+            n=_digits(1000, 1080),
+            m=_digits(10, 99),
+        ),
+    ),
+    # kubectl get secrets; an event about a missing Secret; a klog line from client-go's
+    # token source file.
+    Line(
+        "near-name",
+        _fmt(
+            "NAME                   TYPE                            DATA   AGE\nbootstrap-token-{h}   bootstrap.kubernetes.io/token   6      23h",
+            h=_hex(6),
+        ),
+    ),
+    Line(
+        "near-name",
+        _fmt(
+            "password_encryption = {a}\t\t# scram-sha-256 or md5", a=_one_of("scram-sha-256", "md5")
+        ),
+    ),
+    Line(
+        "near-name",
+        _one_of(
+            'MountVolume.SetUp failed for volume "cert" : secret "tensor-fusion-webhook-secret" not found'
+        ),
+    ),
+    Line(
+        "near-name",
+        _fmt(
+            'E1130 08:31:10.214733       1 token_source.go:{n}] "Unable to rotate token" err="token has expired"',
+            n=_digits(50, 200),
         ),
     ),
 )

@@ -10,7 +10,8 @@ Precision rules (each keeps a real field readable):
 
 - A name whose *last* word says the value is metadata about a secret, not the secret, is
   not sensitive: `secretName`, `secretKeyRef`, `accessKeyPath`, `tokenExpirationSeconds`,
-  `authType`, `SA_TOKEN_VERIFY_ENABLED`, `passwordMinLength`.
+  `authType`, `SA_TOKEN_VERIFY_ENABLED`, `passwordMinLength`, PostgreSQL's
+  `password_encryption` (the algorithm: `scram-sha-256`).
 - The bare word `key` is not sensitive (toleration and selector `key:`, `configMapKeyRef.key`);
   it is when qualified: `apiKey`, `accessKey`, `client-key-data`, `tls.key`.
 - LLM vocabulary is not sensitive: `max_tokens`, `eos_token`, `pad_token_id`, `tokenizer`.
@@ -43,7 +44,7 @@ _METADATA_WORDS = _set(
     store backend agent job pod container containers mechanism algorithm algo config
     configs label labels annotation annotations key keys class plugin cert tls level
     mapping map refresh reset retries retry lifetime valid validation verify verified
-    check checks error errors message missing stdin helper helpers
+    check checks error errors message missing stdin helper helpers encryption
     """
 )
 # Words that qualify a bare `key` into a credential (apiKey, client-key-data, tls.key).
