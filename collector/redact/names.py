@@ -172,14 +172,15 @@ def sensitive_kind(name: str) -> str | None:
     return None
 
 
-_PREFIX_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
+# The characters of a field name as text writes it (`TF_LICENSE`, `client-key-data`, `tls.key`).
+NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 
 
 def prefixed_kind(text: str, start: int, end: int) -> str | None:
     """The kind of the name `text[start:end]` after a `/`, read with its prefix: an annotation
     key (`checksum/secret`) is judged whole in text, as it is in an object."""
     ps = start - 1
-    while ps > 0 and text[ps - 1] in _PREFIX_CHARS:
+    while ps > 0 and text[ps - 1] in NAME_CHARS:
         ps -= 1
     return sensitive_kind(text[ps:end])
 

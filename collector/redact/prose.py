@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from .names import is_placeholder_value, prefixed_kind
+from .names import NAME_CHARS, is_placeholder_value, prefixed_kind
 from .patterns import refine_kind
 from .scan import Finder, Scan
 from .spans import Hit
@@ -70,7 +70,7 @@ def _word_start(lower: str, pos: int) -> int | None:
 def _named_whole(text: str, start: int) -> bool:
     """Whether a name after a `/` is sensitive with its prefix (`checksum/secret` is not)."""
     end = start
-    while end < len(text) and (text[end].isalnum() or text[end] in "_.-"):
+    while end < len(text) and text[end] in NAME_CHARS:
         end += 1
     return prefixed_kind(text, start, end) is not None
 
