@@ -10,7 +10,8 @@ Precision rules (each keeps a real field readable):
 
 - A name whose *last* word says the value is metadata about a secret, not the secret, is
   not sensitive: `secretName`, `secretKeyRef`, `accessKeyPath`, `tokenExpirationSeconds`,
-  `authType`, `SA_TOKEN_VERIFY_ENABLED`, `passwordMinLength`.
+  `authType`, `SA_TOKEN_VERIFY_ENABLED`, `passwordMinLength`, PostgreSQL's
+  `password_encryption` (the algorithm: `scram-sha-256`).
 - The bare word `key` is not sensitive (toleration and selector `key:`, `configMapKeyRef.key`);
   it is when qualified: `apiKey`, `accessKey`, `client-key-data`, `tls.key`.
 - LLM vocabulary is not sensitive: `max_tokens`, `eos_token`, `pad_token_id`, `tokenizer`.
@@ -43,7 +44,7 @@ _METADATA_WORDS = _set(
     store backend agent job pod container containers mechanism algorithm algo config
     configs label labels annotation annotations key keys class plugin cert tls level
     mapping map refresh reset retries retry lifetime valid validation verify verified
-    check checks error errors message missing stdin helper helpers
+    check checks error errors message missing stdin helper helpers encryption
     """
 )
 # Words that qualify a bare `key` into a credential (apiKey, client-key-data, tls.key).
@@ -136,6 +137,13 @@ def sensitive_kind(name: str) -> str | None:
     last = ws[-1]
     if last in _METADATA_WORDS and not _is_qualified_key(ws):
         return None
+    if ws[0] == "checksum" or (
+        last in ("hash", "hashes") and ws[-2:-1] in (["cert"], ["certificate"])
+    ):
+        # A digest of something public or of a whole rendered manifest: Helm's
+        # `checksum/secret` annotation (sha256sum of the Secret template), kubeadm's
+        # `--discovery-token-ca-cert-hash` (the CA's public key; kubeadm join reference).
+        return None
     if "client" in ws and "certificate" in ws:
         return "certificate"
     for i, w in enumerate(ws):
@@ -166,6 +174,19 @@ def sensitive_kind(name: str) -> str | None:
     return None
 
 
+# The characters of a field name as text writes it (`TF_LICENSE`, `client-key-data`, `tls.key`).
+NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
+
+
+def prefixed_kind(text: str, start: int, end: int) -> str | None:
+    """The kind of the name `text[start:end]` after a `/`, read with its prefix: an annotation
+    key (`checksum/secret`) is judged whole in text, as it is in an object."""
+    ps = start - 1
+    while ps > 0 and text[ps - 1] in NAME_CHARS:
+        ps -= 1
+    return sensitive_kind(text[ps:end])
+
+
 def is_metadata_name(name: str) -> bool:
     """`secretName`, `path`, `type`: a name that describes a credential rather than holds it."""
     ws = words(name)
@@ -187,12 +208,15 @@ def _is_qualified_key(ws: list[str]) -> bool:
     return False
 
 
-# Values that are never secrets, whatever their name says (a boolean switch, a null, a mask
-# someone already applied, a template reference to the real value).
+# Values that are never secrets, whatever their name says (a switch, a null, a mask someone
+# already applied, a template reference to the real value, the path of a key or certificate
+# file: kube-apiserver's `--kubelet-client-key=/etc/kubernetes/pki/...key`, a kubeconfig's
+# `client-key: ~/.minikube/...`).
 # A shell variable (`$TOKEN`, `$1`) and a `<your-token-here>` template count as references.
 # `changeme` and other well-known defaults do not: where one is in use, it is the password.
 _NOT_A_VALUE = re.compile(
-    r"(?is)(?:true|false|yes|no|on|off|null|none|nil|<nil>|<none>|undefined|\*+|x{3,}|"
+    r"(?is)(?:true|false|yes|no|on|off|enabled|disabled|null|none|nil|<nil>|<none>|undefined|"
+    r"(?:~|\.{0,2})(?:/[\w.-]+)+\.(?:key|pem|crt|cert|der|p12|pfx|jks)|\*+|x{3,}|"
     r"redacted|\[redacted\]|<redacted>|<hidden>|\$\{[^}]*\}|\$\([^)]*\)|\{\{.*\}\}|"
     r"\$[A-Za-z_][A-Za-z0-9_]*|\$[0-9@*#?]|<[^<>\n]*>|\.{3,}|%[A-Za-z_][A-Za-z0-9_]*%)"
 )

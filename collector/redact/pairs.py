@@ -15,12 +15,17 @@ from __future__ import annotations
 
 import re
 
-from .names import HEADER_NAMES, is_placeholder_value, sensitive_kind
+from .names import (
+    HEADER_NAMES,
+    NAME_CHARS,
+    is_placeholder_value,
+    prefixed_kind,
+    sensitive_kind,
+)
 from .patterns import refine_kind
 from .scan import Finder, Scan
 from .spans import Hit
 
-_KEY_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 _KEY_RIGHT = re.compile(r"[A-Za-z0-9_.-]*")
 _JSON_STRING = re.compile(r'"((?:[^"\\\n]|\\.)*)"')
 _ESCAPED_STRING = re.compile(r'\\"((?:[^"\\\n]|\\[^"\n])*?)\\"')
@@ -43,7 +48,7 @@ def _pairs(scan: Scan) -> list[Hit]:
     hits: list[Hit] = []
     for pos in scan.keyword_positions:
         ks = pos
-        while ks > 0 and text[ks - 1] in _KEY_CHARS:
+        while ks > 0 and text[ks - 1] in NAME_CHARS:
             ks -= 1
         if ks in seen:
             continue
@@ -97,6 +102,8 @@ def _pair_at(scan: Scan, ks: int, ke: int) -> Hit | None:
     if not key:
         return None
     kind = sensitive_kind(key)
+    if kind is not None and ks and text[ks - 1] == "/":
+        kind = prefixed_kind(text, ks, ke)
     if kind is None:
         return None
     if text.startswith("${", ks - 2):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from .names import is_placeholder_value
+from .names import NAME_CHARS, is_placeholder_value, prefixed_kind
 from .patterns import refine_kind
 from .scan import Finder, Scan
 from .spans import Hit
@@ -34,7 +34,7 @@ def _prose(scan: Scan) -> list[Hit]:
         if start is None:
             continue
         m = _NAMED.match(lower, start)
-        if m is None:
+        if m is None or (start and text[start - 1] == "/" and not _named_whole(text, start)):
             continue
         vs, ve = m.span(2)
         value = text[vs:ve].rstrip(".,;:!")
@@ -65,6 +65,14 @@ def _word_start(lower: str, pos: int) -> int | None:
             return k if k < j else None
         return None
     return i if lower.startswith(_STARTS, i) else None
+
+
+def _named_whole(text: str, start: int) -> bool:
+    """Whether a name after a `/` is sensitive with its prefix (`checksum/secret` is not)."""
+    end = start
+    while end < len(text) and text[end] in NAME_CHARS:
+        end += 1
+    return prefixed_kind(text, start, end) is not None
 
 
 def strongly_generated(value: str) -> bool:

@@ -106,6 +106,8 @@ class Structured:
         if kind is not None:
             if kind == "docker-auth" and isinstance(value, str):
                 return self._dockerconfig(value)
+            if kind == "last-applied-configuration" and isinstance(value, str):
+                return self._applied(value)
             return self._scalar(kind, value)
         if in_credentials and not plain:
             return self._scalar("credential", value)
@@ -190,6 +192,21 @@ class Structured:
         redacted = self._walk(doc, in_credentials=False)
         return json.dumps(redacted, separators=(",", ":"))
 
+    def _applied(self, value: str) -> str:
+        """kubectl's last-applied-configuration: the object as applied, in JSON. It is judged
+        as the object itself is (a Secret's data goes, an image digest or a uid stays), its
+        secrets replaced where they are written; when one is not written as decoded (an escape
+        the encoder chose) or is too short to find safely, the annotation goes whole."""
+        try:
+            doc = json.loads(value)
+        except ValueError:
+            doc = None
+        if isinstance(doc, (dict, list)):
+            found = Structured.values_of(doc)
+            if all(len(v) >= _MIN_TEXTUAL and v in value for _, v in found):
+                return self._in_place(value, found)
+        return self._scalar("last-applied-configuration", value)
+
     # ------------------------------------------------------------------ embedded documents
     def redact_document_text(self, text: str) -> str:
         """A string that holds a JSON or YAML document: redact its sensitive values in place.
@@ -200,11 +217,15 @@ class Structured:
         doc = _parse_document(text)
         if doc is None:
             return text
+        return self._in_place(text, Structured.values_of(doc))
+
+    def _in_place(self, text: str, found: list[tuple[str, str]]) -> str:
+        """`text` with the (kind, value) pairs a walk of its document found replaced."""
         if self.collect:  # the values inside it are this walk's too
-            self._walk(doc, in_credentials=False)
+            self.values.extend(found)
             return text
         # Longest first, so that a value inside another is not replaced half-way.
-        for kind, value in sorted(Structured.values_of(doc), key=lambda kv: -len(kv[1])):
+        for kind, value in sorted(found, key=lambda kv: -len(kv[1])):
             if len(value) < _MIN_TEXTUAL or value not in text:
                 continue
             n = text.count(value)

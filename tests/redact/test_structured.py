@@ -20,7 +20,7 @@ def _pod() -> dict:
         "metadata": {
             "name": "tensorfusion-worker-abc",
             "annotations": {
-                "kubectl.kubernetes.io/last-applied-configuration": '{"spec":{"env":[{"name":"X","value":"applied-secret"}]}}',
+                "kubectl.kubernetes.io/last-applied-configuration": '{"spec":{"env":[{"name":"HF_TOKEN","value":"applied-secret"}],"nodeName":"gpu-node-3"}}',
                 "tensor-fusion.ai/gpu-ids": "gpu-337d5efe-90a4-32c4-afcb-78ea5e3a5606",
                 "tensor-fusion.ai/container-gpus": '{"pytorch":["gpu-337d5efe"]}',
             },
@@ -84,9 +84,10 @@ def test_pod_fields_redacted_by_meaning() -> None:
     assert out["spec"]["volumes"] == before["spec"]["volumes"]
     assert out["spec"]["tolerations"] == before["spec"]["tolerations"]
     annotations = out["metadata"]["annotations"]
-    assert annotations["kubectl.kubernetes.io/last-applied-configuration"].startswith(
-        "<redacted:last-applied-configuration:"
-    )
+    # The applied object is judged as the object is: its token goes, its node name stays.
+    applied = json.loads(annotations["kubectl.kubernetes.io/last-applied-configuration"])
+    assert applied["spec"]["nodeName"] == "gpu-node-3"
+    assert applied["spec"]["env"][0]["value"].startswith("<redacted:token:")
     assert (
         annotations["tensor-fusion.ai/container-gpus"]
         == before["metadata"]["annotations"]["tensor-fusion.ai/container-gpus"]
