@@ -874,6 +874,12 @@ def main() -> None:
     _print_tally("held-out corpus, recall per syntax", found, misses=20)
     _print_tally("held-out corpus, near misses kept byte-identical", kept, misses=20)
     _print_tally("catalogue near misses kept byte-identical", near_miss_precision())
+    import public_values  # beside this file: public values a bundle holds, in every syntax
+
+    kept, total, per_class = public_values.precision()
+    print(f"public values kept byte-identical: {kept / total:.1%} ({kept} of {total})")
+    cells = [f"{label} {k}/{t}" for label, (k, t) in sorted(per_class.items())]
+    print("   " + ", ".join(cells))
 
 
 if __name__ == "__main__":
