@@ -552,9 +552,12 @@ def main() -> None:
                     cell = contexts[case.label.rsplit("/", 1)[1]]
                     cell[0] += i in flagged
                     cell[1] += 1
+            kinds = {c.kind for c in cases if c.group == "catalogue"}
+            found = {c.kind for i, c in enumerate(cases) if c.group == "catalogue" and i in flagged}
             print(
                 "   catalogue by context: "
                 + ", ".join(f"{x} {f}/{t}" for x, (f, t) in contexts.items())
+                + f"; kinds found in some context: {len(found)}/{len(kinds)}"
             )
             # One miss per kind, so that the list names as many formats as it can.
             missed = {
