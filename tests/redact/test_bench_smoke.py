@@ -14,8 +14,8 @@ BENCHES = Path(__file__).resolve().parents[2] / "bench"
 BENCH = BENCHES / "redact_throughput.py"
 
 
-def _bench():
-    spec = importlib.util.spec_from_file_location("redact_throughput", BENCH)
+def _bench(path: Path = BENCH):
+    spec = importlib.util.spec_from_file_location(path.stem, path)
     module = importlib.util.module_from_spec(spec)
     assert spec.loader is not None
     sys.modules[spec.name] = module  # dataclasses look their module up
@@ -64,12 +64,44 @@ def test_the_throughput_bench_runs_at_a_tiny_size() -> None:
 
 def test_the_scanner_comparison_runs_at_a_tiny_size() -> None:
     """tf-collect's own line always; a scanner that is not installed is said to be missing."""
-    out = _run("scanner_compare.py", "--mb", "0.2")
+    out = _run("scanner_compare.py", "--mb", "0.2", "--runs", "2")
     line = next(s for s in out.splitlines() if s.startswith("tf-collect redact: "))
     assert re.fullmatch(
         r"tf-collect redact: catalogue (\d+)/\1, held-out \d+/\d+, false alarms on keep 0/\d+, "
-        r"[\d.]+ MB in [\d.]+s = [\d.]+ MB/s",
+        r"[\d.]+ MB at [\d.]+ MB/s \(best of 2, one core\)",
         line,
     ), line
     for scanner in ("detect-secrets", "credsweeper"):
         assert any(s.startswith(f"{scanner}: ") for s in out.splitlines()), out
+
+
+def test_the_scanner_comparison_values_are_of_their_format_and_not_placeholders() -> None:
+    """Every catalogue case holds a fresh match of its format, in each context, with no word a
+    scanner skips by design in it or in any text it encodes; the engine removes every one."""
+    from collector.redact import Redactor
+    from tf_support_schemas.tokens import PEM, STANDALONE
+
+    compare = _bench(BENCHES / "scanner_compare.py")
+    cases = compare.catalogue_cases()
+    assert len(cases) == sum(len(f.examples) for f in STANDALONE) * len(compare.CONTEXTS)
+    examples = {e for f in STANDALONE for e in f.examples}
+    rng = compare.random.Random(1)
+    for fmt in STANDALONE:
+        if fmt is PEM:
+            continue
+        for example in fmt.examples:
+            value = compare.shaped_value(fmt, example, rng)
+            assert value not in examples and fmt.pattern.fullmatch(value), value
+            assert fmt.check is None or fmt.check(value), value
+            assert value.startswith(fmt.prefix), value
+            for text in (value, *compare.encoded_texts(value)):
+                assert compare.skipped_words(text) == [], text
+    docker = next(c for c in cases if c.kind == "docker-auth")
+    assert compare.encoded_texts(docker.secrets[0])[0].startswith('{"auths":{"')
+    redactor = Redactor(key=b"bench-key-0123456789abcdef")
+    missed = []
+    for i, case in enumerate(cases):
+        assert all(compare.skipped_words(s) == [] for s in case.secrets), case.label
+        out = redactor.redact_text(case.text, member=f"case{i:03d}{case.suffix}")
+        missed += [f"{case.label}: {s}" for s in case.secrets if s in out]
+    assert missed == []
