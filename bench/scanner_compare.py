@@ -511,10 +511,14 @@ def main() -> None:
     heldout = [c for c in cases if c.group == "heldout"]
     marked = [c for c in heldout if any(skipped_words(s) for s in c.secrets)]
     words = sorted({w for c in marked for s in c.secrets for w in skipped_words(s)})
+    held = (
+        f"{len(marked)} of {len(heldout)} secrets hold a word scanners skip ({', '.join(words)})"
+        if marked
+        else f"{len(heldout)} cases, no secret holding a word scanners skip"
+    )
     print(
         f"catalogue: {sum(c.group == 'catalogue' for c in cases)} cases, {len(STANDALONE)} formats "
-        f"in {len(CONTEXTS)} contexts, random values of each example's shape; held-out: "
-        f"{len(marked)} of {len(heldout)} secrets hold a word scanners skip ({', '.join(words)})"
+        f"in {len(CONTEXTS)} contexts, random values of each example's shape; held-out: {held}"
     )
     for case in marked[: args.show_misses]:
         print(f"   held-out {case.label}: {next(s for s in case.secrets if skipped_words(s))}")
