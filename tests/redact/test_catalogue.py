@@ -10,7 +10,14 @@ import pytest
 
 from analyzer.bundle.leaks import scan_member
 from collector.redact import Redactor
-from tf_support_schemas.tokens import FORMATS, PEM, STANDALONE, TokenFormat
+from tf_support_schemas.tokens import (
+    FORMATS,
+    PEM,
+    RULE_SET_SOURCES,
+    STANDALONE,
+    TokenFormat,
+    rule_set_source,
+)
 
 KEY = b"catalogue-test-key-0123456789abc"
 EXAMPLES = [(f, e) for f in FORMATS for e in f.examples]
@@ -29,6 +36,12 @@ def test_every_format_is_documented_and_well_formed(fmt: TokenFormat) -> None:
     assert fmt.pattern.groups == 0  # the scanner names its own groups
     assert fmt.prefix or fmt.anchor or not fmt.standalone
     assert all(c.isascii() for c in fmt.regex)
+    for rule in fmt.rule_sets:
+        name, _, rule_id = rule.partition(":")
+        assert name in RULE_SET_SOURCES and re.fullmatch(r"[a-z0-9_-]+", rule_id), rule
+    # A shape no page states is cited from a rule set that holds it, by that rule's address.
+    if fmt.from_rule_set:
+        assert fmt.source in {rule_set_source(r) for r in fmt.rule_sets}
 
 
 @pytest.mark.parametrize("case", EXAMPLES, ids=[_id(c) for c in EXAMPLES])
