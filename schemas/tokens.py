@@ -1126,7 +1126,7 @@ FORMATS: tuple[TokenFormat, ...] = (
         "plaid-token", "Plaid (access token)", "access-", f"(?:sandbox|development|production)-{_UUID}" + _END,
         rule_set_source("gitleaks:plaid-api-token"),
         ("access-sandbox-00000000-fa4e-4000-8000-000000000000",), ("access-sandbox-short", "access-log"),
-        left=WORD_DASH, rule_sets=("gitleaks:plaid-api-token", "trufflehog:plaid"),
+        left=WORD_DASH, rule_sets=("gitleaks:plaid-api-token", "trufflehog:plaidkey"),
     ),
     TokenFormat(
         "pagarme-key", "Pagar.me", "ak_live_", "[A-Za-z0-9]{30}" + _END, rule_set_source("trufflehog:pagarme"),
