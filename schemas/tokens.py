@@ -314,6 +314,12 @@ FORMATS: tuple[TokenFormat, ...] = (
         rule_sets=("trufflehog:openrouter",),
     ),
     TokenFormat(
+        "langfuse-key", "Langfuse (secret key)", "sk-lf-", _UUID + _END,
+        rule_set_source("trufflehog:langfuse"),
+        ("sk-lf-00000000-fa4e-4000-8000-000000000000",), ("sk-lf-short",), left=WORD_DASH,
+        rule_sets=("trufflehog:langfuse",),
+    ),
+    TokenFormat(
         "openai-key", "OpenAI", "sk-", "(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}(?![A-Za-z0-9_-])",
         "https://platform.openai.com/docs/api-reference/authentication",
         ("sk-proj-FAKEfake0123456789abcdefGHIJKLMNOPqrstuvwxyz", "sk-FAKEfake0123456789abcdefGHIJ"),
@@ -947,6 +953,22 @@ FORMATS: tuple[TokenFormat, ...] = (
         rule_set_source("trufflehog:saladcloudapikey"),
         ("salad_cloud_user_" + fake(40),), ("salad_cloud_",), check=lambda v: generated(v.rsplit("_", 1)[1]),
         rule_sets=("trufflehog:saladcloudapikey",),
+    ),
+    TokenFormat(
+        "elevenlabs-key", "ElevenLabs (API key)", "sk_", "[a-f0-9]{48}" + _END,
+        rule_set_source("trufflehog:elevenlabs"),
+        ("sk_" + "fa4e0123456789ab" * 3,), ("sk_short", "sk_" + "fa4e" * 11), rule_sets=("trufflehog:elevenlabs",),
+    ),
+    TokenFormat(
+        "netlify-token", "Netlify (personal access token)", "nfp_", "[A-Za-z0-9_]{36}(?![A-Za-z0-9_])",
+        rule_set_source("trufflehog:netlify"),
+        ("nfp_" + fake(36),), ("nfp_short",), check=lambda v: generated(v[4:]), rule_sets=("trufflehog:netlify",),
+    ),
+    TokenFormat(
+        "portainer-token", "Portainer (access token)", "ptr_", "[A-Za-z0-9/_+=-]{20,60}(?![A-Za-z0-9/_+=-])",
+        rule_set_source("trufflehog:portainertoken"),
+        ("ptr_" + fake(44),), ("ptr_short", "ptr_to_the_shared_memory_segment"),
+        check=lambda v: generated(v[4:]), rule_sets=("trufflehog:portainertoken",),
     ),
     TokenFormat(
         "apify-token", "Apify", "apify_api_", "[A-Za-z0-9-]{36}" + _END, rule_set_source("trufflehog:apify"),
