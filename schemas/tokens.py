@@ -914,16 +914,14 @@ FORMATS: tuple[TokenFormat, ...] = (
         rule_sets=("gitleaks:planetscale-api-token", "gitleaks:planetscale-oauth-token",
                    "gitleaks:planetscale-password", "trufflehog:planetscale", "trufflehog:planetscaledb"),
     ),
-    TokenFormat(
-        "deno-token", "Deno Deploy (personal, organisation)", "dd", "[pw]_[A-Za-z0-9]{36}" + _END,
-        rule_set_source("trufflehog:deno"),
-        ("ddp_" + fake(36), "ddw_" + fake(36)), ("ddp_short", "ddx_" + fake(36)),
-        rule_sets=("trufflehog:deno",),
-    ),
-    TokenFormat(
-        "endorlabs-key", "Endor Labs", "endr+", "[A-Za-z0-9-]{16}" + _END,
-        rule_set_source("trufflehog:endorlabs"),
-        ("endr+" + fake(16),), ("endr+short",), rule_sets=("trufflehog:endorlabs",),
+    # `ddp_`, `ddw_` whole: a two-letter `dd` would stop the scan in every "add" and "hidden".
+    *(
+        TokenFormat(
+            "deno-token", "Deno Deploy (personal, organisation)", prefix, "[A-Za-z0-9]{36}" + _END,
+            rule_set_source("trufflehog:deno"), (prefix + fake(36),), (prefix + "short",),
+            rule_sets=("trufflehog:deno",),
+        )
+        for prefix in ("ddp_", "ddw_")
     ),
     TokenFormat(
         "rootly-key", "Rootly", "rootly_", "[a-f0-9]{64}" + _END, rule_set_source("trufflehog:rootly"),
@@ -1049,12 +1047,6 @@ FORMATS: tuple[TokenFormat, ...] = (
         rule_sets=("gitleaks:clickhouse-cloud-api-secret-key",),
     ),
     TokenFormat(
-        "maxmind-key", "MaxMind (license key)", "", "[A-Za-z0-9]{6}_[A-Za-z0-9]{29}_mmk" + _END,
-        rule_set_source("gitleaks:maxmind-license-key"),
-        ("Fake01_" + fake(29) + "_mmk",), ("short_mmk",), anchor="_mmk",
-        rule_sets=("gitleaks:maxmind-license-key",),
-    ),
-    TokenFormat(
         "defined-networking-key", "Defined Networking (API key)", "dnkey-",
         "[A-Za-z0-9_=-]{26}-[A-Za-z0-9_=-]{52}" + _END,
         rule_set_source("gitleaks:defined-networking-api-token"),
@@ -1091,18 +1083,11 @@ FORMATS: tuple[TokenFormat, ...] = (
         ("shippo_test_" + "fa4e0123456789ab" * 2 + "01234567",), ("shippo_test_short", "shippo_client"),
         rule_sets=("gitleaks:shippo-api-token", "trufflehog:shippo"),
     ),
-    *(
-        TokenFormat(
-            "square-token", "Square (access token)", prefix, body + "(?![A-Za-z0-9_+/=-])",
-            rule_set_source(rule), (prefix + fake(n, "FAKE-fake_0123456789"),), (prefix + "short",),
-            left=ALNUM | frozenset("+/"), rule_sets=rules,
-        )
-        for prefix, body, n, rule, rules in (
-            ("EAAA", "[A-Za-z0-9_-]{22,60}", 60, "gitleaks:square-access-token",
-             ("gitleaks:square-access-token", "trufflehog:square")),
-            ("sq0atp-", "[A-Za-z0-9_-]{22,60}", 22, "gitleaks:square-access-token",
-             ("gitleaks:square-access-token",)),
-        )
+    TokenFormat(
+        "square-token", "Square (access token)", "EAAA", "[A-Za-z0-9_-]{22,60}(?![A-Za-z0-9_+/=-])",
+        rule_set_source("gitleaks:square-access-token"), ("EAAA" + fake(60, "FAKE-fake_0123456789"),),
+        ("EAAAshort",), left=ALNUM | frozenset("+/"),
+        rule_sets=("gitleaks:square-access-token", "trufflehog:square"),
     ),
     *(
         TokenFormat(
@@ -1185,11 +1170,6 @@ FORMATS: tuple[TokenFormat, ...] = (
     TokenFormat(
         "flexport-key", "Flexport", "shltm_", "[A-Za-z0-9_-]{40}" + _END, rule_set_source("trufflehog:flexport"),
         ("shltm_" + fake(40, "FAKE-fake_0123456789"),), ("shltm_short",), rule_sets=("trufflehog:flexport",),
-    ),
-    TokenFormat(
-        "fullstory-key", "FullStory (API key)", "na1.", "[A-Za-z0-9+/]{100}(?![A-Za-z0-9+/=])",
-        rule_set_source("trufflehog:fullstory"),
-        ("na1." + fake(100),), ("na1.example.com",), left=WORD_DOT, rule_sets=("trufflehog:fullstory",),
     ),
     TokenFormat(
         "bannerbear-key", "Bannerbear (project, master key)", "bb_", "(?:pr|ma)_[a-f0-9]{30}" + _END,
