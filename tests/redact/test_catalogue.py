@@ -94,3 +94,20 @@ def test_a_value_under_a_name_gets_its_shape_kind() -> None:
     named = r.redact_text(f"GITLAB_TOKEN={token}")
     placeholder = re.search(r"<redacted:[a-z-]+:[0-9a-f]+>", bare).group()
     assert placeholder.startswith("<redacted:gitlab-token:") and placeholder in named
+
+
+# Formats with no shape of their own are left out of the table (docs/token-formats.md says
+# which): a name says what they are, and the value under it goes.
+BY_NAME = [
+    ("VAULT_UNSEAL_KEY", "kq8Vn3Rt6Xz1Mb4Jc7Pw0OeYh2Gd5Lq9Sn3Rt6Xz1M="),
+    ("vault_recovery_key", "kq8Vn3Rt6Xz1Mb4Jc7Pw0OeYh2Gd5Lq9Sn3Rt6Xz1M="),
+    ("CODACY_PROJECT_TOKEN", "Kq8Vn3Rt6Xz1Mb4Jc7Pw"),
+    ("DISCORD_BOT_TOKEN", "MTA1NjY3ODkwMTIzNDU2Nzg5MA.Gq3rZ8.vN1xK5mT2pL7cB0Wq3rZ8vN1xK5mT2pL7c"),
+    ("MAILCHIMP_API_KEY", "0123456789abcdef0123456789abcdef-us21"),
+]
+
+
+@pytest.mark.parametrize("name,value", BY_NAME, ids=[n for n, _ in BY_NAME])
+def test_a_format_without_a_shape_is_found_by_its_name(name: str, value: str) -> None:
+    out = Redactor(key=KEY).redact_text(f"{name}={value}\n")
+    assert value not in out and out.startswith(f"{name}=<redacted:")
