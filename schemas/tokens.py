@@ -523,7 +523,7 @@ FORMATS: tuple[TokenFormat, ...] = (
         "[A-Za-z0-9_~.]{3}[0-9]Q~[A-Za-z0-9_~.-]{31,34}" + _END,
         rule_set_source("gitleaks:azure-ad-client-secret"), ("abc8Q~FAKEfake0123456789abcdefGHIJKLMN",), ("Q~short",), anchor="Q~",
         left=frozenset(string.ascii_letters + string.digits + "_~.-"),
-        rule_sets=("gitleaks:azure-ad-client-secret",),
+        rule_sets=("gitleaks:azure-ad-client-secret", "trufflehog:azure_entra"),
     ),
     TokenFormat(
         "terraform-token", "HCP Terraform", "", "[A-Za-z0-9]{14}\\.atlasv1\\.[A-Za-z0-9_=-]{60,70}" + _END,
@@ -775,6 +775,16 @@ FORMATS: tuple[TokenFormat, ...] = (
         rule_set_source("gitleaks:aws-access-token"),
         ("A3TXIOSFODNN7EXAMPLE",), ("A3TXIOSFODNN7EXAMPLEX", "A3T0123"),
         rule_sets=("gitleaks:aws-access-token", "detect-secrets:aws"),
+    ),
+    *(
+        TokenFormat(
+            "azure-refresh-token", "Microsoft Entra ID (refresh token)", prefix,
+            "[A-Za-z0-9_-]{50,}(?:\\.[0-9])?\\.Ag[A-Za-z0-9_-]{250,}(?:\\.A[A-Za-z0-9_-]{200,})?",
+            rule_set_source("trufflehog:azure_entra"),
+            (prefix + fake(60, "FAKE-fake_0123456789") + ".Ag" + fake(260, "FAKE-fake_0123456789"),),
+            (prefix + "ppendix", prefix + fake(60)), left=WORD_DOT, rule_sets=("trufflehog:azure_entra",),
+        )
+        for prefix in ("0.A", "1.A")
     ),
     TokenFormat(
         "azure-registry-password", "Azure Container Registry (access key)", "",
