@@ -5,6 +5,7 @@ leaves every near miss, and tf-analyze's leak scan agrees with both."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -111,3 +112,31 @@ BY_NAME = [
 def test_a_format_without_a_shape_is_found_by_its_name(name: str, value: str) -> None:
     out = Redactor(key=KEY).redact_text(f"{name}={value}\n")
     assert value not in out and out.startswith(f"{name}=<redacted:")
+
+
+DOC = (Path(__file__).parents[2] / "docs" / "token-formats.md").read_text()
+
+
+def _section(title: str) -> str:
+    return DOC.split(f"### {title}\n", 1)[1].split("\n#", 1)[0]
+
+
+@pytest.mark.parametrize("name", ["gitleaks", "trufflehog", "detect-secrets"])
+def test_the_doc_counts_what_the_table_covers_and_lists_what_it_leaves(name: str) -> None:
+    covered = {r.split(":", 1)[1] for f in FORMATS for r in f.rule_sets if r.startswith(f"{name}:")}
+    left = [
+        rule
+        for line in _section(name).splitlines()[2:]
+        for rule in re.findall(r"`([^`]+)`", line.rsplit("|", 2)[1])
+    ]
+    holds, in_doc_covered, in_doc_left = map(
+        int, re.search(rf"^\| {name} \| (\d+) \| (\d+) \| (\d+) \|$", DOC, re.M).groups()
+    )
+    assert (in_doc_covered, in_doc_left) == (len(covered), len(left))
+    assert len(set(left)) == len(left) and not covered & set(left)
+    assert holds == len(covered) + len(left)
+
+
+def test_the_doc_counts_the_rows_that_cite_a_page() -> None:
+    pages = sum(not f.from_rule_set for f in FORMATS)
+    assert f"Rows citing a page rather than a rule set: {pages} of {len(FORMATS)}." in DOC
