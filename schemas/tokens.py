@@ -4,9 +4,10 @@ One table serves both halves of the bundle contract: tf-collect's redaction find
 in every text before it reaches disk (collector/redact/patterns.py), and tf-analyze's leak scan
 looks for the same shapes in every member of a bundle it loads (analyzer/bundle/leaks.py), so
 the two agree on kinds and bounds. Each format names the kind its placeholder shows
-(`<redacted:KIND:TAG>`), the platform, where the platform documents the shape, and examples
-made up for the tests (true positives, and near misses that must stay); none was ever a
-credential.
+(`<redacted:KIND:TAG>`), the platform, a page that states the shape (the platform's, or the
+public rule set's where the platform states none), the public rule sets that hold it
+(docs/token-formats.md counts them and lists what the table leaves out), and examples made up
+for the tests (true positives, and near misses that must stay); none was ever a credential.
 
 A format is a literal `prefix` and a regex `body` after it. The scanner groups formats by the
 first character of their prefix, so `re` finds candidates with its fast literal scan (an
@@ -287,7 +288,7 @@ FORMATS: tuple[TokenFormat, ...] = (
     ),
     TokenFormat(
         "huggingface-token", "Hugging Face (user)", "hf_", "[A-Za-z0-9]{30,}(?![A-Za-z0-9_])",
-        "https://huggingface.co/docs/hub/security-tokens",
+        rule_set_source("trufflehog:huggingface"),
         ("hf_FAKEfakeFAKEfakeFAKEfakeFAKEfakeFA", "hf_FakeToken0123456789abcdefGHIJKLmn"),
         ("hf_required_field", "hf_requiredFieldsMissingForModelXy", "hf_hub_download"),
         check=_hf,
@@ -295,7 +296,7 @@ FORMATS: tuple[TokenFormat, ...] = (
     ),
     TokenFormat(
         "huggingface-token", "Hugging Face (organisation)", "api_org_", "[A-Za-z0-9]{30,}(?![A-Za-z0-9_])",
-        "https://huggingface.co/docs/hub/security-tokens",
+        rule_set_source("trufflehog:huggingface"),
         ("api_org_FAKEfakeFAKEfakeFAKEfakeFAKEfakeFA",), ("api_org_settings",), check=_hf,
         rule_sets=("gitleaks:huggingface-organization-api-token", "trufflehog:huggingface"),
     ),
@@ -387,7 +388,7 @@ FORMATS: tuple[TokenFormat, ...] = (
     ),
     TokenFormat(
         "databricks-token", "Databricks", "dapi", f"[a-f0-9]{{32}}(?:-[0-9])?{_END}",
-        "https://docs.databricks.com/en/dev-tools/auth/pat.html",
+        rule_set_source("gitleaks:databricks-api-token"),
         ("dapi0123456789abcdef0123456789abcdef", "dapi0123456789abcdef0123456789abcdef-2"),
         ("dapiVersion", "dapi0123"),
         rule_sets=("gitleaks:databricks-api-token", "trufflehog:databrickstoken"),
@@ -421,14 +422,14 @@ FORMATS: tuple[TokenFormat, ...] = (
     ),
     TokenFormat(
         "jfrog-token", "JFrog (API key)", "AKCp", "[A-Za-z0-9]{69}" + _END,
-        "https://jfrog.com/help/r/jfrog-platform-administration-documentation/api-key",
+        rule_set_source("gitleaks:artifactory-api-key"),
         ("AKCp" + fake(69),),
         ("AKCpShort",), left=ALNUM,
         rule_sets=("gitleaks:artifactory-api-key", "trufflehog:artifactory", "detect-secrets:artifactory"),
     ),
     TokenFormat(
         "jfrog-token", "JFrog (reference token)", "cmVmdGtu", "[A-Za-z0-9]{56}" + _END,
-        "https://jfrog.com/help/r/jfrog-platform-administration-documentation/access-tokens",
+        rule_set_source("trufflehog:artifactoryreferencetoken"),
         ("cmVmdGtu" + fake(56),),
         ("cmVmdGtu",), left=ALNUM,
         rule_sets=("gitleaks:artifactory-reference-token", "trufflehog:artifactoryreferencetoken"),
@@ -527,7 +528,7 @@ FORMATS: tuple[TokenFormat, ...] = (
     ),
     TokenFormat(
         "terraform-token", "HCP Terraform", "", "[A-Za-z0-9]{14}\\.atlasv1\\.[A-Za-z0-9_=-]{60,70}" + _END,
-        "https://developer.hashicorp.com/terraform/cloud-docs/users-teams-organizations/api-tokens",
+        rule_set_source("gitleaks:hashicorp-tf-api-token"),
         ("FAKEfake012345.atlasv1.FAKEfake0123456789abcdefGHIJKLMNOPqrstuvwxyzFAKEfake0123456789ab",),
         ("x.atlasv1.short",), anchor=".atlasv1.",
         rule_sets=("gitleaks:hashicorp-tf-api-token", "trufflehog:terraformcloudpersonaltoken"),
@@ -614,7 +615,7 @@ FORMATS: tuple[TokenFormat, ...] = (
         TokenFormat(
             "sonarqube-token", "SonarQube (user, project, global analysis)", prefix,
             "[0-9a-f]{40}" + _END,
-            "https://docs.sonarsource.com/sonarqube-server/latest/user-guide/managing-tokens/",
+            rule_set_source("gitleaks:sonar-api-token"),
             (prefix + "0123456789abcdef0123456789abcdef01234567",), (prefix + "0123abcd",),
             rule_sets=("gitleaks:sonar-api-token",),
         )
@@ -624,7 +625,7 @@ FORMATS: tuple[TokenFormat, ...] = (
         TokenFormat(
             "circleci-token", "CircleCI (personal, project API token)", prefix,
             "[A-Za-z0-9]{22}_[a-f0-9]{40}" + _END,
-            "https://circleci.com/docs/managing-api-tokens/",
+            "https://circleci.com/changelog/new-format-for-api-access-tokens/",
             (prefix + fake(22) + "_0123456789abcdef0123456789abcdef01234567",),
             (prefix + "short",), left=ALNUM,
             rule_sets=("trufflehog:circleci",),
