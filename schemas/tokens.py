@@ -165,7 +165,7 @@ FORMATS: tuple[TokenFormat, ...] = (
     TokenFormat(
         "grafana-token", "Grafana (API key, before service accounts)", "eyJrIjoi",
         f"{B64}{{40,}}={{0,2}}",
-        "https://grafana.com/docs/grafana/latest/administration/api-keys/",
+        rule_set_source("gitleaks:grafana-api-key"),
         ("eyJrIjoiRkFLRWdyYWZhbmFrZXkwMTIzNDU2Nzg5IiwibiI6ImZha2UiLCJpZCI6MX0=",),
         ("eyJrIjoiYWJj",), left=ALNUM,
         rule_sets=("gitleaks:grafana-api-key",),
@@ -212,7 +212,7 @@ FORMATS: tuple[TokenFormat, ...] = (
     TokenFormat(
         "aws-bedrock-key", "Amazon Bedrock (long-term API key)", "ABSKQmVkcm9ja0FQSUtleS",
         f"{B64}{{40,}}={{0,2}}",
-        "https://docs.aws.amazon.com/bedrock/latest/userguide/api-keys-how.html",
+        rule_set_source("gitleaks:aws-amazon-bedrock-api-key-long-lived"),
         ("ABSKQmVkcm9ja0FQSUtleS1GQUtFLWF0LTAxMjM0NTY3ODk6RkFLRWZha2VGQUtFZmFrZUZBS0VmYWtl",),
         ("ABSKQmVkcm9ja0FQSUtleS",), left=ALNUM,
         rule_sets=("gitleaks:aws-amazon-bedrock-api-key-long-lived",),
@@ -220,14 +220,14 @@ FORMATS: tuple[TokenFormat, ...] = (
     TokenFormat(
         "aws-bedrock-key", "Amazon Bedrock (short-term API key)",
         "bedrock-api-key-YmVkcm9jay5hbWF6b25hd3MuY29t", f"{B64}{{20,}}={{0,2}}",
-        "https://docs.aws.amazon.com/bedrock/latest/userguide/api-keys-how.html",
+        rule_set_source("gitleaks:aws-amazon-bedrock-api-key-short-lived"),
         ("bedrock-api-key-YmVkcm9jay5hbWF6b25hd3MuY29tLz9BY3Rpb249Q2FsbFdpdGhCZWFyZXJUb2tlbiZGQUtF",),
         ("bedrock-api-key-", "bedrock-api-key-rotation"),
         rule_sets=("gitleaks:aws-amazon-bedrock-api-key-short-lived",),
     ),
     TokenFormat(
         "gcp-api-key", "Google Cloud", "AIza", "[0-9A-Za-z_-]{35}(?![A-Za-z0-9_-])",
-        "https://cloud.google.com/docs/authentication/api-keys",
+        rule_set_source("gitleaks:gcp-api-key"),
         ("AIza" + fake(35, "FAKE-fake_0123456789"),), ("AIzaSyShort",), left=WORD_DASH,
         rule_sets=("gitleaks:gcp-api-key", "trufflehog:googlegemini"),
     ),
@@ -302,7 +302,7 @@ FORMATS: tuple[TokenFormat, ...] = (
     ),
     TokenFormat(
         "anthropic-key", "Anthropic", "sk-ant-", "(?:api|admin)[0-9]{2}-[A-Za-z0-9_-]{20,}",
-        "https://docs.anthropic.com/en/api/getting-started#authentication",
+        rule_set_source("gitleaks:anthropic-api-key"),
         ("sk-ant-api03-FAKEfake0123456789abcdefGHIJKLMNOPqrstuvwxyz-FAKEfake0123456789AA",),
         ("sk-ant-", "sk-ant-api03-"), left=WORD_DASH,
         rule_sets=("gitleaks:anthropic-api-key", "gitleaks:anthropic-admin-api-key", "trufflehog:anthropic"),
@@ -322,7 +322,7 @@ FORMATS: tuple[TokenFormat, ...] = (
     ),
     TokenFormat(
         "openai-key", "OpenAI", "sk-", "(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}(?![A-Za-z0-9_-])",
-        "https://platform.openai.com/docs/api-reference/authentication",
+        rule_set_source("gitleaks:openai-api-key"),
         ("sk-proj-FAKEfake0123456789abcdefGHIJKLMNOPqrstuvwxyz", "sk-FAKEfake0123456789abcdefGHIJ"),
         ("sk-learn-random-forest-classifier", "risk-management-service-account", "sk-"),
         left=WORD_DASH, check=_openai,
@@ -330,7 +330,7 @@ FORMATS: tuple[TokenFormat, ...] = (
     ),
     TokenFormat(
         "perplexity-key", "Perplexity", "pplx-", "[A-Za-z0-9]{40,}",
-        "https://docs.perplexity.ai/guides/getting-started",
+        rule_set_source("gitleaks:perplexity-api-key"),
         ("pplx-FAKEfake0123456789abcdefGHIJKLMNOPqrstuvwxyzABCD",), ("pplx-api", "pplx-70b-online"),
         left=WORD_DASH,
         rule_sets=("gitleaks:perplexity-api-key",),
@@ -354,13 +354,13 @@ FORMATS: tuple[TokenFormat, ...] = (
     ),
     TokenFormat(
         "grafana-token", "Grafana (service account)", "glsa_", "[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}",
-        "https://grafana.com/docs/grafana/latest/administration/service-accounts/",
+        rule_set_source("gitleaks:grafana-service-account-token"),
         ("glsa_FAKEfake0123456789abcdefGHIJKLMN_0a1b2c3d",), ("glsa_short",),
         rule_sets=("gitleaks:grafana-service-account-token", "trufflehog:grafanaserviceaccount"),
     ),
     TokenFormat(
         "grafana-token", "Grafana Cloud (access policy token)", "glc_", f"{B64}{{32,}}={{0,2}}",
-        "https://grafana.com/docs/grafana-cloud/account-management/authentication-and-permissions/access-policies/",
+        rule_set_source("gitleaks:grafana-cloud-api-token"),
         ("glc_eyJvIjoiMTIzNDU2IiwibiI6ImZha2UiLCJrIjoiRkFLRWZha2UwMTIzIn0=",), ("glc_short",),
         rule_sets=("gitleaks:grafana-cloud-api-token", "trufflehog:grafana"),
     ),
@@ -373,7 +373,7 @@ FORMATS: tuple[TokenFormat, ...] = (
     ),
     TokenFormat(
         "sentry-token", "Sentry (organisation, user)", "sntry", "[su]_[A-Za-z0-9+/=_-]{40,}",
-        "https://docs.sentry.io/account/auth-tokens/",
+        rule_set_source("gitleaks:sentry-org-token"),
         ("sntrys_eyJpYXQiOjE3MDAwMDAwMDAuMCwidXJsIjoiRkFLRSJ9_FAKEfake0123456789abcdefGHIJ",
          "sntryu_0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"),
         ("sntrys_short",),
@@ -381,7 +381,7 @@ FORMATS: tuple[TokenFormat, ...] = (
     ),
     TokenFormat(
         "dynatrace-token", "Dynatrace", "dt0", "[a-z][0-9]{2}\\.[A-Z0-9]{24}\\.[A-Z0-9]{64}",
-        "https://docs.dynatrace.com/docs/dynatrace-api/basics/dynatrace-api-authentication",
+        rule_set_source("gitleaks:dynatrace-api-token"),
         ("dt0c01.FAKEFAKE0123456789ABCDEF.FAKEFAKE0123456789ABCDEFFAKEFAKE0123456789ABCDEFFAKEFAKE01234567",),
         ("dt0c01.FAKEFAKE0123456789ABCDEF",),
         rule_sets=("gitleaks:dynatrace-api-token",),
@@ -396,7 +396,7 @@ FORMATS: tuple[TokenFormat, ...] = (
     TokenFormat(
         "digitalocean-token", "DigitalOcean (personal, OAuth, refresh)", "do",
         f"[opr]_v1_[a-f0-9]{{64}}{_END}",
-        "https://docs.digitalocean.com/reference/api/create-personal-access-token/",
+        rule_set_source("gitleaks:digitalocean-pat"),
         ("dop_v1_" + "0123456789abcdef" * 4,), ("dop_v1_short", "doo_v2_" + "0" * 64),
         rule_sets=("gitleaks:digitalocean-pat", "gitleaks:digitalocean-access-token", "gitleaks:digitalocean-refresh-token", "trufflehog:digitaloceanv2"),
     ),
@@ -436,7 +436,7 @@ FORMATS: tuple[TokenFormat, ...] = (
     ),
     TokenFormat(
         "npm-token", "npm", "npm_", "[A-Za-z0-9]{36}" + _END,
-        "https://docs.npmjs.com/about-access-tokens",
+        rule_set_source("gitleaks:npm-access-token"),
         ("npm_FAKEfake0123456789abcdefGHIJKLMNOPqr",), ("npm_config_cache", "npm_short"),
         rule_sets=("gitleaks:npm-access-token", "trufflehog:npmtokenv2"),
     ),
@@ -460,7 +460,7 @@ FORMATS: tuple[TokenFormat, ...] = (
         TokenFormat(
             "harness-token", "Harness (personal, service account)", prefix,
             "[A-Za-z0-9_-]{22}\\.[0-9a-f]{24}\\.[A-Za-z0-9]{20}" + _END,
-            "https://developer.harness.io/docs/platform/automation/api/add-and-manage-api-keys/",
+            rule_set_source("gitleaks:harness-api-key"),
             (prefix + "FAKEfake0123456789abcd.0123456789abcdef01234567.FAKEfake0123456789ab",),
             (prefix + "short.x",), left=WORD_DOT,
             rule_sets=("gitleaks:harness-api-key", "trufflehog:harness"),
@@ -469,14 +469,14 @@ FORMATS: tuple[TokenFormat, ...] = (
     ),
     TokenFormat(
         "pulumi-token", "Pulumi", "pul-", "[a-f0-9]{40}" + _END,
-        "https://www.pulumi.com/docs/pulumi-cloud/access-management/access-tokens/",
+        rule_set_source("gitleaks:pulumi-api-token"),
         ("pul-0123456789abcdef0123456789abcdef01234567",), ("pul-short", "pull-request"),
         left=WORD_DASH,
         rule_sets=("gitleaks:pulumi-api-token", "trufflehog:pulumi"),
     ),
     TokenFormat(
         "onepassword-token", "1Password (service account)", "ops_eyJ", "[A-Za-z0-9+/=_-]{100,}",
-        "https://developer.1password.com/docs/service-accounts/",
+        rule_set_source("gitleaks:1password-service-account-token"),
         ("ops_eyJzaWduSW5BZGRyZXNzIjoiZmFrZS4xcGFzc3dvcmQuY29tIiwidXNlckF1dGgiOnsibWV0aG9kIjoiRkFLRSIsImFsZyI6IkZBS0UifX0",),
         ("ops_eyJ",),
         rule_sets=("gitleaks:1password-service-account-token",),
@@ -490,7 +490,7 @@ FORMATS: tuple[TokenFormat, ...] = (
     ),
     TokenFormat(
         "flyio-token", "Fly.io (OAuth)", "fo1_", "[A-Za-z0-9_-]{43}" + _END,
-        "https://fly.io/docs/security/tokens/",
+        rule_set_source("gitleaks:flyio-access-token"),
         ("fo1_" + fake(43),), ("fo1_short",),
         rule_sets=("gitleaks:flyio-access-token", "trufflehog:flyio"),
     ),
@@ -499,7 +499,7 @@ FORMATS: tuple[TokenFormat, ...] = (
     *(
         TokenFormat(
             "flyio-token", "Fly.io (macaroon)", prefix, "[A-Za-z0-9+/=,_-]{60,}",
-            "https://fly.io/docs/security/tokens/",
+            rule_set_source("gitleaks:flyio-access-token"),
             (prefix + "lJPECAAAAAAAAFAKEfake0123456789abcdefGHIJKLMNOPqrstuvwxyzABCDEF012345",),
             (prefix + "short",), left=WORD_DASH,
             rule_sets=("gitleaks:flyio-access-token", "trufflehog:flyio"),
@@ -515,7 +515,7 @@ FORMATS: tuple[TokenFormat, ...] = (
     ),
     TokenFormat(
         "alibaba-access-key-id", "Alibaba Cloud", "LTAI", "[A-Za-z0-9]{12,20}" + _END,
-        "https://www.alibabacloud.com/help/en/ram/user-guide/create-an-accesskey-pair",
+        rule_set_source("gitleaks:alibaba-access-key-id"),
         ("LTAI5tFAKEfake01234567",), ("LTAI", "LTAIshort"), left=ALNUM,
         rule_sets=("gitleaks:alibaba-access-key-id", "trufflehog:alibaba"),
     ),
@@ -535,7 +535,7 @@ FORMATS: tuple[TokenFormat, ...] = (
     ),
     TokenFormat(
         "sendgrid-key", "Twilio SendGrid", "SG.", "[A-Za-z0-9_-]{22}\\.[A-Za-z0-9_-]{43}" + _END,
-        "https://www.twilio.com/docs/sendgrid/ui/account-and-settings/api-keys",
+        rule_set_source("gitleaks:sendgrid-api-token"),
         ("SG." + fake(22) + "." + fake(43),),
         ("SG.short",), left=WORD_DOT,
         rule_sets=("gitleaks:sendgrid-api-token", "trufflehog:sendgrid", "detect-secrets:sendgrid"),
@@ -553,14 +553,14 @@ FORMATS: tuple[TokenFormat, ...] = (
     TokenFormat(
         "docker-token", "Docker Hub (personal, organisation access token)", "dckr_",
         "(?:pat|oat)_[A-Za-z0-9_-]{27,}",
-        "https://docs.docker.com/security/access-tokens/",
+        rule_set_source("trufflehog:dockerhub"),
         ("dckr_pat_" + fake(27, "FAKE-fake_0123456789"), "dckr_oat_" + fake(32)),
         ("dckr_pat_short", "dckr_pat_"),
         rule_sets=("trufflehog:dockerhub",),
     ),
     TokenFormat(
         "google-oauth-token", "Google (OAuth 2.0 access token)", "ya29.", "[A-Za-z0-9_-]{30,}",
-        "https://cloud.google.com/docs/authentication/token-types#access-tokens",
+        rule_set_source("trufflehog:googleoauth2"),
         ("ya29.a0" + fake(60, "FAKE-fake_0123456789"),), ("ya29.short", "ya29."),
         left=WORD_DOT,
         rule_sets=("trufflehog:googleoauth2",),
@@ -600,7 +600,7 @@ FORMATS: tuple[TokenFormat, ...] = (
     ),
     TokenFormat(
         "newrelic-key", "New Relic (user key)", "NRAK-", "[A-Z0-9]{27}" + _END,
-        "https://docs.newrelic.com/docs/apis/intro-apis/new-relic-api-keys/",
+        rule_set_source("gitleaks:new-relic-user-api-key"),
         ("NRAK-" + fake(27, "FAKE0123456789"),), ("NRAK-SHORT",), left=WORD_DASH,
         rule_sets=("gitleaks:new-relic-user-api-key", "trufflehog:newrelicuserkey"),
     ),
@@ -634,13 +634,13 @@ FORMATS: tuple[TokenFormat, ...] = (
     ),
     TokenFormat(
         "buildkite-token", "Buildkite (API access token)", "bkua_", "[a-f0-9]{40}" + _END,
-        "https://buildkite.com/docs/apis/managing-api-tokens",
+        rule_set_source("trufflehog:buildkite"),
         ("bkua_0123456789abcdef0123456789abcdef01234567",), ("bkua_short",),
         rule_sets=("trufflehog:buildkite",),
     ),
     TokenFormat(
         "supabase-key", "Supabase (personal access token)", "sbp_", "[a-f0-9]{40}" + _END,
-        "https://supabase.com/docs/reference/api/introduction",
+        rule_set_source("trufflehog:supabasetoken"),
         ("sbp_0123456789abcdef0123456789abcdef01234567",), ("sbp_short", "sbp_settings"),
         rule_sets=("trufflehog:supabasetoken",),
     ),
