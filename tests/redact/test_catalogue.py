@@ -11,14 +11,8 @@ import pytest
 
 from analyzer.bundle.leaks import scan_member
 from collector.redact import Redactor
-from tf_support_schemas.tokens import (
-    FORMATS,
-    PEM,
-    RULE_SET_SOURCES,
-    STANDALONE,
-    TokenFormat,
-    rule_set_source,
-)
+from tf_support_schemas.token_format import RULE_SET_SOURCES, TokenFormat, rule_set_source
+from tf_support_schemas.tokens import FORMATS, PEM, STANDALONE
 
 KEY = b"catalogue-test-key-0123456789abc"
 EXAMPLES = [(f, e) for f in FORMATS for e in f.examples]
