@@ -134,3 +134,5 @@ def test_the_doc_counts_what_the_table_covers_and_lists_what_it_leaves(name: str
 def test_the_doc_counts_the_rows_that_cite_a_page() -> None:
     pages = sum(not f.from_rule_set for f in FORMATS)
     assert f"Rows citing a page rather than a rule set: {pages} of {len(FORMATS)}." in DOC
+    alone = sum(not f.rule_sets for f in FORMATS)
+    assert f"Rows whose format none of the three rule sets holds: {alone} (" in DOC
