@@ -21,8 +21,9 @@ from .token_format import (
 # fmt: off
 RULE_SET_FORMATS: tuple[TokenFormat, ...] = (
     # --- formats the public rule sets hold by shape (docs/token-formats.md counts them) -------
-    # Where no page of the platform's states the shape, `source` is the rule set's text and the
-    # bounds are the rule set's (see TokenFormat.from_rule_set).
+    # Where no page of the platform's states the shape, `source` is the rule set's text
+    # (TokenFormat.from_rule_set) and the bounds are the rule sets' (their union where two
+    # differ: New Relic's insert keys, Typeform's tokens).
     # Chat bots: a Telegram bot token is the bot's id, a colon and the secret; Telegram's page
     # shows that shape, the rule sets give the secret's 35 characters.
     TokenFormat(
