@@ -292,8 +292,9 @@ def _sealed(value: str, rng: random.Random) -> str:
 def shaped_value(fmt: TokenFormat, example: str, rng: random.Random) -> str:
     """A value of the example's shape with new random letters and digits: a match of the format
     that passes its check, with no word scanners skip in it or in any text it encodes."""
-    # Stripe's test-mode keys (`sk_test_`) are skipped by design; a live key has the same shape.
-    example = example.replace("_test_", "_live_")
+    # Test-mode keys (Stripe's `sk_test_`, Flutterwave's `FLWSECK_TEST-`) are skipped by
+    # design; a live key has the same shape.
+    example = example.replace("_test_", "_live_").replace("FLWSECK_TEST-", "FLWSECK-")
     for _ in range(_TRIES):
         value = _sealed(_shaped_once(fmt, example, rng), rng)
         if (

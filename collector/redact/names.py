@@ -53,7 +53,7 @@ _KEY_QUALIFIERS = _set(
     api access secret private signing sign encryption encrypt master account license
     licence ssh client service auth enroll shared storage subscription app application
     consumer webhook deploy registration join bootstrap hmac jwt tls ngc hf openai x
-    session admin root partner merchant ingest write read
+    session admin root partner merchant ingest write read unseal recovery
     """
 )
 # Compound words, as users write them without separators.

@@ -5,12 +5,14 @@ leaves every near miss, and tf-analyze's leak scan agrees with both."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
 from analyzer.bundle.leaks import scan_member
 from collector.redact import Redactor
-from tf_support_schemas.tokens import FORMATS, PEM, STANDALONE, TokenFormat
+from tf_support_schemas.token_format import RULE_SET_SOURCES, TokenFormat, rule_set_source
+from tf_support_schemas.tokens import FORMATS, PEM, STANDALONE
 
 KEY = b"catalogue-test-key-0123456789abc"
 EXAMPLES = [(f, e) for f in FORMATS for e in f.examples]
@@ -29,6 +31,12 @@ def test_every_format_is_documented_and_well_formed(fmt: TokenFormat) -> None:
     assert fmt.pattern.groups == 0  # the scanner names its own groups
     assert fmt.prefix or fmt.anchor or not fmt.standalone
     assert all(c.isascii() for c in fmt.regex)
+    for rule in fmt.rule_sets:
+        name, _, rule_id = rule.partition(":")
+        assert name in RULE_SET_SOURCES and re.fullmatch(r"[a-z0-9_-]+", rule_id), rule
+    # A shape no page states is cited from a rule set that holds it, by that rule's address.
+    if fmt.from_rule_set:
+        assert fmt.source in {rule_set_source(r) for r in fmt.rule_sets}
 
 
 @pytest.mark.parametrize("case", EXAMPLES, ids=[_id(c) for c in EXAMPLES])
@@ -81,3 +89,50 @@ def test_a_value_under_a_name_gets_its_shape_kind() -> None:
     named = r.redact_text(f"GITLAB_TOKEN={token}")
     placeholder = re.search(r"<redacted:[a-z-]+:[0-9a-f]+>", bare).group()
     assert placeholder.startswith("<redacted:gitlab-token:") and placeholder in named
+
+
+# Formats with no shape of their own are left out of the table (docs/token-formats.md says
+# which): a name says what they are, and the value under it goes.
+BY_NAME = [
+    ("VAULT_UNSEAL_KEY", "kq8Vn3Rt6Xz1Mb4Jc7Pw0OeYh2Gd5Lq9Sn3Rt6Xz1M="),
+    ("vault_recovery_key", "kq8Vn3Rt6Xz1Mb4Jc7Pw0OeYh2Gd5Lq9Sn3Rt6Xz1M="),
+    ("CODACY_PROJECT_TOKEN", "Kq8Vn3Rt6Xz1Mb4Jc7Pw"),
+    ("DISCORD_BOT_TOKEN", "MTA1NjY3ODkwMTIzNDU2Nzg5MA.Gq3rZ8.vN1xK5mT2pL7cB0Wq3rZ8vN1xK5mT2pL7c"),
+    ("MAILCHIMP_API_KEY", "0123456789abcdef0123456789abcdef-us21"),
+]
+
+
+@pytest.mark.parametrize("name,value", BY_NAME, ids=[n for n, _ in BY_NAME])
+def test_a_format_without_a_shape_is_found_by_its_name(name: str, value: str) -> None:
+    out = Redactor(key=KEY).redact_text(f"{name}={value}\n")
+    assert value not in out and out.startswith(f"{name}=<redacted:")
+
+
+DOC = (Path(__file__).parents[2] / "docs" / "token-formats.md").read_text()
+
+
+def _section(title: str) -> str:
+    return DOC.split(f"### {title}\n", 1)[1].split("\n#", 1)[0]
+
+
+@pytest.mark.parametrize("name", ["gitleaks", "trufflehog", "detect-secrets"])
+def test_the_doc_counts_what_the_table_covers_and_lists_what_it_leaves(name: str) -> None:
+    covered = {r.split(":", 1)[1] for f in FORMATS for r in f.rule_sets if r.startswith(f"{name}:")}
+    left = [
+        rule
+        for line in _section(name).splitlines()[2:]
+        for rule in re.findall(r"`([^`]+)`", line.rsplit("|", 2)[1])
+    ]
+    holds, in_doc_covered, in_doc_left = map(
+        int, re.search(rf"^\| {name} \| (\d+) \| (\d+) \| (\d+) \|$", DOC, re.M).groups()
+    )
+    assert (in_doc_covered, in_doc_left) == (len(covered), len(left))
+    assert len(set(left)) == len(left) and not covered & set(left)
+    assert holds == len(covered) + len(left)
+
+
+def test_the_doc_counts_the_rows_that_cite_a_page() -> None:
+    pages = sum(not f.from_rule_set for f in FORMATS)
+    assert f"Rows citing a page rather than a rule set: {pages} of {len(FORMATS)}." in DOC
+    alone = sum(not f.rule_sets for f in FORMATS)
+    assert f"Rows whose format none of the three rule sets holds: {alone} (" in DOC
