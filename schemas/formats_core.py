@@ -320,12 +320,19 @@ CORE: tuple[TokenFormat, ...] = (
         ("dapiVersion", "dapi0123"),
         rule_sets=("gitleaks:databricks-api-token", "trufflehog:databrickstoken"),
     ),
-    TokenFormat(
-        "digitalocean-token", "DigitalOcean (personal, OAuth, refresh)", "do",
-        f"[opr]_v1_[a-f0-9]{{64}}{END}",
-        rule_set_source("gitleaks:digitalocean-pat"),
-        ("dop_v1_" + "0123456789abcdef" * 4,), ("dop_v1_short", "doo_v2_" + "0" * 64),
-        rule_sets=("gitleaks:digitalocean-pat", "gitleaks:digitalocean-access-token", "gitleaks:digitalocean-refresh-token", "trufflehog:digitaloceanv2"),
+    # One row per whole prefix: `do` alone would be searched at every "do" of a text.
+    *(
+        TokenFormat(
+            "digitalocean-token", f"DigitalOcean ({what})", prefix, f"[a-f0-9]{{64}}{END}",
+            rule_set_source(rule), (prefix + "0123456789abcdef" * 4,),
+            (prefix + "short", prefix.replace("v1", "v2") + "0" * 64),
+            rule_sets=(rule, "trufflehog:digitaloceanv2"),
+        )
+        for prefix, what, rule in (
+            ("dop_v1_", "personal access token", "gitleaks:digitalocean-pat"),
+            ("doo_v1_", "OAuth access token", "gitleaks:digitalocean-access-token"),
+            ("dor_v1_", "OAuth refresh token", "gitleaks:digitalocean-refresh-token"),
+        )
     ),
     TokenFormat(
         "doppler-token", "Doppler (CLI, personal, service account, SCIM, audit)", "dp.",

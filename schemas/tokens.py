@@ -162,15 +162,22 @@ class Scanner:
 def _around(found: list[tuple[str, int]]) -> str:
     """Look-arounds that hold where one of `found` (prefix, offset of its search character)
     has its search character. Prefixes with nothing before that character share one
-    look-ahead, which `re` rejects by its first character."""
+    look-ahead, which `re` rejects by its first character; the others are grouped by the
+    character right before it, so that where the search character is common (`_`) one
+    look-behind per group, not per prefix, turns most positions down."""
     ahead = [re.escape(p[1:]) for p, offset in found if offset == 0 and len(p) > 1]
     around = [f"(?={'|'.join(ahead)})"] if ahead else []
+    groups: dict[str, list[str]] = {}
     for prefix, offset in found:
         before, after = re.escape(prefix[: offset + 1]), re.escape(prefix[offset + 1 :])
         if offset:
-            around.append(f"(?<={before})" + (f"(?={after})" if after else ""))
+            check = f"(?<={before})" + (f"(?={after})" if after else "")
+            groups.setdefault(prefix[offset - 1 : offset + 1], []).append(check)
         elif len(prefix) == 1:
             around.append("")
+    for pair, checks in groups.items():
+        one = len(checks) == 1
+        around.append(checks[0] if one else f"(?<={re.escape(pair)})(?:{'|'.join(checks)})")
     return "|".join(around)
 
 
