@@ -50,7 +50,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from collector.redact import Redactor
 from collector.redact.parallel import default_workers, redact_members, redact_text_member
 from collector.redact.spans import PLACEHOLDER
-from tf_support_schemas.tokens import FORMATS, PEM
+from tf_support_schemas.tokens import FORMATS, PEM, TokenFormat
 
 ALNUM = string.ascii_letters + string.digits
 LOWER_ALNUM = string.ascii_lowercase + string.digits
@@ -602,11 +602,24 @@ def nest(text: str, start: int, end: int, depth: int) -> tuple[str, int, int]:
 DEPTHS = range(4)  # how many times a line is logged inside another JSON line
 
 
-def syntax_recall(key: bytes = b"bench-key-0123456789abcdef") -> tuple[Tally, Tally, Tally]:
-    """(by kind: catalogue examples under a neutral name in every syntax; by syntax: generated
-    values under sensitive names; by depth: both, escaped as JSON strings 0 to 3 times)."""
+@dataclass
+class Recall:
+    by_kind: Tally  # catalogue examples under a neutral name, every syntax and depth
+    by_source: Tally  # the same, per public rule set holding the format, or its page
+    by_syntax: Tally  # generated values under sensitive names, every syntax and depth
+    by_depth: Tally  # both, per depth of JSON string escaping
+
+
+def format_sources(fmt: TokenFormat) -> list[str]:
+    """The public rule sets that hold a format, and "platform page" where its row cites one
+    that states the shape (docs/token-formats.md)."""
+    sets = sorted({rule.split(":", 1)[0] for rule in fmt.rule_sets})
+    return sets + ([] if fmt.from_rule_set else ["platform page"])
+
+
+def syntax_recall(key: bytes = b"bench-key-0123456789abcdef") -> Recall:
     redactor = Redactor(key=key)
-    by_kind, by_syntax, by_depth = Tally(), Tally(), Tally()
+    recall = Recall(Tally(), Tally(), Tally(), Tally())
     gen = random.Random(11)
     generated = {(syntax, names): _generated_value(gen) for syntax in SYNTAXES for names in NAMES}
     for depth in DEPTHS:
@@ -626,14 +639,17 @@ def syntax_recall(key: bytes = b"bench-key-0123456789abcdef") -> tuple[Tally, Ta
                             # command line, the whole argument is the password).
                             start += re.match(re.escape(fmt.prefix) + fmt.head, example).end()
                         ok = _redacted(redactor, *nest(text, start, end, depth))
-                    by_kind.add(fmt.kind, ok, f"{syntax} depth {depth} {example[:40]}")
-                    by_depth.add(f"depth {depth}", ok, f"{syntax} {example[:40]}")
+                    what = f"{syntax} depth {depth} {example[:40]}"
+                    recall.by_kind.add(fmt.kind, ok, what)
+                    for source in format_sources(fmt):
+                        recall.by_source.add(source, ok, what)
+                    recall.by_depth.add(f"depth {depth}", ok, f"{syntax} {example[:40]}")
         for (syntax, names), value in generated.items():
             text, start, end = plant(syntax, value, names)
             ok = _redacted(redactor, *nest(text, start, end, depth))
-            by_syntax.add(syntax, ok, f"depth {depth} {text[:70]}")
-            by_depth.add(f"depth {depth}", ok, text[:70])
-    return by_kind, by_syntax, by_depth
+            recall.by_syntax.add(syntax, ok, f"depth {depth} {text[:70]}")
+            recall.by_depth.add(f"depth {depth}", ok, text[:70])
+    return recall
 
 
 def _generated_value(gen: random.Random) -> str:
@@ -862,14 +878,19 @@ def main() -> None:
         _print_tool("sos clean", both.sos_clean, args)
         ratio = both.tf_collect.mb_per_s / both.sos_clean.mb_per_s
         print(f"tf-collect redact / sos clean: {ratio:.1f}x the speed, same files and processes")
-    by_kind, by_syntax, by_depth = syntax_recall()
+    recall = syntax_recall()
     _print_tally(
-        "recall per kind (catalogue examples x every syntax x depths 0-3, neutral name)", by_kind
+        "recall per kind (catalogue examples x every syntax x depths 0-3, neutral name)",
+        recall.by_kind,
     )
     _print_tally(
-        "recall per syntax (generated values under sensitive names, depths 0-3)", by_syntax
+        "recall per format source (the same cases, per rule set holding the format)",
+        recall.by_source,
     )
-    _print_tally("recall per depth of JSON string escaping (both sets above)", by_depth)
+    _print_tally(
+        "recall per syntax (generated values under sensitive names, depths 0-3)", recall.by_syntax
+    )
+    _print_tally("recall per depth of JSON string escaping (both sets above)", recall.by_depth)
     found, kept = heldout_recall()
     _print_tally("held-out corpus, recall per syntax", found, misses=20)
     _print_tally("held-out corpus, near misses kept byte-identical", kept, misses=20)
