@@ -96,7 +96,7 @@ def fake(n: int, alphabet: str = "FAKEfake0123456789") -> str:
 
 
 # For bodies of the base64url alphabet: every run between a `-` and a `_` holds capitals, small
-# letters and digits, as a random token's runs do (`FAKE-fake_` made runs of one class each).
+# letters and digits, as a random token's runs do (`FAKE-fake_` would give runs of one class).
 URLSAFE = "FAKEfake0123456789-FAKEfake0123456789_"
 
 
