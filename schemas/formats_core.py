@@ -20,6 +20,7 @@ from .token_format import (
     WORD_DOT,
     TokenFormat,
     b64,
+    crc32,
     fake,
     generated,
     rule_set_source,
@@ -151,12 +152,12 @@ CORE: tuple[TokenFormat, ...] = (
         "aws-bedrock-key", "Amazon Bedrock (short-term API key)",
         "bedrock-api-key-YmVkcm9jay5hbWF6b25hd3MuY29t", f"{B64}{{20,}}={{0,2}}",
         rule_set_source("gitleaks:aws-amazon-bedrock-api-key-short-lived"),
-        # base64 of a presigned URL (`&Version=1` ends it): the session token makes it long.
+        # base64 of a presigned URL (`&Version=1` ends it), signed by an IAM user's key.
         ("bedrock-api-key-" + b64(
             "bedrock.amazonaws.com/?Action=CallWithBearerToken&X-Amz-Algorithm=AWS4-HMAC-SHA256"
-            "&X-Amz-Credential=ASIA" + fake(16, "FAKE0123456789") + "%2F20250101%2Fus-east-1%2Fbedrock"
-            "%2Faws4_request&X-Amz-Date=20250101T000000Z&X-Amz-Expires=43200&X-Amz-Security-Token="
-            + fake(300) + "&X-Amz-Signature=" + "fa4e0123456789ab" * 4 + "&Version=1"),),
+            "&X-Amz-Credential=AKIA" + fake(16, "FAKE0123456789") + "%2F20250101%2Fus-east-1%2Fbedrock"
+            "%2Faws4_request&X-Amz-Date=20250101T000000Z&X-Amz-Expires=43200&X-Amz-SignedHeaders=host"
+            "&X-Amz-Signature=" + "fa4e0123456789ab" * 4 + "&Version=1"),),
         ("bedrock-api-key-", "bedrock-api-key-rotation"),
         rule_sets=("gitleaks:aws-amazon-bedrock-api-key-short-lived",),
     ),
@@ -373,7 +374,8 @@ CORE: tuple[TokenFormat, ...] = (
     TokenFormat(
         "jfrog-token", "JFrog (API key)", "AKCp", "[A-Za-z0-9]{69}" + END,
         rule_set_source("gitleaks:artifactory-api-key"),
-        ("AKCp" + fake(69),),
+        # Base58 (no 0, O, I, l): CredSweeper decodes it to 54 bytes.
+        ("AKCp" + fake(69, "FAKEfake123456789"),),
         ("AKCpShort",), left=ALNUM,
         rule_sets=("gitleaks:artifactory-api-key", "trufflehog:artifactory", "detect-secrets:artifactory"),
     ),
@@ -572,7 +574,8 @@ CORE: tuple[TokenFormat, ...] = (
     TokenFormat(
         "atlassian-token", "Atlassian (API token)", "ATATT3", "[A-Za-z0-9_=-]{100,}",
         rule_set_source("gitleaks:atlassian-api-token"),
-        ("ATATT3xFfGF0" + fake(171, URLSAFE) + "=0123ABCD",),
+        # The payload, `=` and the CRC32 of all before it (gitleaks: 192 in all).
+        ("ATATT3xFfGF0" + fake(171, URLSAFE) + "=" + crc32("ATATT3xFfGF0" + fake(171, URLSAFE) + "="),),
         ("ATATT3short",), left=ALNUM,
         rule_sets=("gitleaks:atlassian-api-token", "trufflehog:jiratoken"),
     ),

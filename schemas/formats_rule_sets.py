@@ -14,6 +14,7 @@ from .token_format import (
     WORD_DOT,
     TokenFormat,
     b64,
+    crc32,
     fake,
     generated,
     rule_set_source,
@@ -128,7 +129,8 @@ RULE_SET_FORMATS: tuple[TokenFormat, ...] = (
         TokenFormat(
             "cloudflare-token", "Cloudflare (API token, global API key)", prefix,
             "[A-Za-z0-9]{40}[a-f0-9]{8}" + END, rule_set_source(rule),
-            (prefix + fake(40) + "0123abcd",), (prefix + "short", prefix + fake(40)),
+            # 40 and the CRC32 of those 40 in hex.
+            (prefix + fake(40) + crc32(fake(40)).lower(),), (prefix + "short", prefix + fake(40)),
             rule_sets=(rule,),
         )
         for prefix, rule in (("cfut_", "trufflehog:cloudflareapitoken"),
@@ -176,20 +178,21 @@ RULE_SET_FORMATS: tuple[TokenFormat, ...] = (
     TokenFormat(
         "bitbucket-token", "Bitbucket (app password)", "ATBB", "[A-Za-z0-9_=.-]{28,}",
         rule_set_source("trufflehog:bitbucketapppassword"),
-        ("ATBB" + fake(24) + "0A1B2C3D",), ("ATBBshort",), left=ALNUM, check=lambda v: generated(v[4:]),
+        ("ATBB" + fake(24) + crc32("ATBB" + fake(24)),), ("ATBBshort",), left=ALNUM, check=lambda v: generated(v[4:]),
         rule_sets=("trufflehog:bitbucketapppassword",),
     ),
     TokenFormat(
         "bitbucket-token", "Bitbucket Data Center (HTTP access token)", "BBDC-",
         "[A-Za-z0-9+/@_-]{40,50}(?![A-Za-z0-9+/@_-])",
         rule_set_source("trufflehog:atlassiandatacenter"),
-        ("BBDC-" + b64("210987654321:" + fake(20)),), ("BBDC-short",), left=ALNUM,
+        # base64 of `<id>:<20 random bytes>`
+        ("BBDC-" + b64(b"210987654321:" + bytes(range(1, 256, 13))),), ("BBDC-short",), left=ALNUM,
         rule_sets=("trufflehog:atlassiandatacenter",),
     ),
     TokenFormat(
         "atlassian-token", "Atlassian (Confluence/Jira API token, newer)", "ATCTT3",
         "[A-Za-z0-9_=+/-]{100,}", rule_set_source("trufflehog:atlassian"),
-        ("ATCTT3xFfGN0" + fake(171, URLSAFE) + "=0123ABCD",), ("ATCTT3short",),
+        ("ATCTT3xFfGN0" + fake(171, URLSAFE) + "=" + crc32("ATCTT3xFfGN0" + fake(171, URLSAFE) + "="),), ("ATCTT3short",),
         left=ALNUM, rule_sets=("trufflehog:atlassian",),
     ),
     TokenFormat(

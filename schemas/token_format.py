@@ -5,6 +5,7 @@ public rule sets a row may cite, and the made-up bodies of the examples."""
 from __future__ import annotations
 
 import base64
+import binascii
 import re
 import string
 from collections.abc import Callable
@@ -98,6 +99,13 @@ def fake(n: int, alphabet: str = "FAKEfake0123456789") -> str:
 # For bodies of the base64url alphabet: every run between a `-` and a `_` holds capitals, small
 # letters and digits, as a random token's runs do (`FAKE-fake_` would give runs of one class).
 URLSAFE = "FAKEfake0123456789-FAKEfake0123456789_"
+
+
+def crc32(text: str) -> str:
+    """The CRC32 of an example's payload in 8 capital hex digits: Atlassian's and Cloudflare's
+    newer tokens end in it (CredSweeper's ValueAtlassianTokenCheck and ValueCloudFlareCheck
+    drop a value without it)."""
+    return f"{binascii.crc32(text.encode()):08X}"
 
 
 def b64(text: str | bytes, *, urlsafe: bool = False) -> str:
