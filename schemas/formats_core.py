@@ -317,8 +317,10 @@ CORE: tuple[TokenFormat, ...] = (
     TokenFormat(
         "sentry-token", "Sentry (organisation, user)", "sntry", "[su]_[A-Za-z0-9+/=_-]{40,}",
         rule_set_source("gitleaks:sentry-org-token"),
-        ("sntrys_" + b64('{"iat":1700000000.0,"url":"https://sentry.io","region_url":'
-                     '"https://us.sentry.io","org":"fake-org"}') + "_" + fake(43),
+        # base64 of the org's JSON (`iat` first, `region_url` in it), `_`, 43 (gitleaks); 207 in
+        # all (trufflehog).
+        ("sntrys_" + b64('{"iat":1700000000.123456,"url":"https://sentry.io","region_url":'
+                     '"https://us.sentry.io","org":"fake-org-for-the-team"}') + "_" + fake(43),
          "sntryu_0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"),
         ("sntrys_short",),
         rule_sets=("gitleaks:sentry-org-token", "gitleaks:sentry-user-token", "trufflehog:sentryorgtoken", "trufflehog:sentrytoken"),
@@ -464,7 +466,8 @@ CORE: tuple[TokenFormat, ...] = (
         TokenFormat(
             "flyio-token", "Fly.io (macaroon)", prefix, "[A-Za-z0-9+/=,_-]{60,}",
             rule_set_source("gitleaks:flyio-access-token"),
-            (prefix + "lJPECAAAAAAAA" + fake(300, "FAKEfake0123456789+FAKEfake0123456789/"),),
+            # trufflehog: 500-700 after `FlyV1 fm2_`.
+            (prefix + "lJPECAAAAAAAA" + fake(587, "FAKEfake0123456789+FAKEfake0123456789/"),),
             (prefix + "short",), left=WORD_DASH,
             rule_sets=("gitleaks:flyio-access-token", "trufflehog:flyio"),
         )
@@ -508,8 +511,8 @@ CORE: tuple[TokenFormat, ...] = (
         TokenFormat(
             "stripe-key", "Stripe (secret, restricted)", prefix, "(?:live|test)_[A-Za-z0-9]{24,}",
             "https://docs.stripe.com/keys",
-            # Keys of accounts opened since about 2019 have 99 characters (`51` first); older
-            # accounts' have 24.
+            # Stripe states no length: newer accounts' keys have 99 characters after `live_`
+            # (`51` first), older ones' 24, and the regex takes both.
             (prefix + "test_51" + fake(97), prefix + "test_" + fake(24)),
             (prefix + "test_short", "desk_test_runner"),
             rule_sets=("gitleaks:stripe-access-token", "trufflehog:stripe", "detect-secrets:stripe"),
