@@ -683,7 +683,9 @@ CORE: tuple[TokenFormat, ...] = (
         "private-key", "PEM private key, base64-encoded (tls.key, client-key-data)", "LS0tLS1CRUdJTi",
         f"{B64}*={{0,2}}",
         "https://kubernetes.io/docs/concepts/configuration/secret/#tls-secrets",
-        ("LS0tLS1CRUdJTiBSU0EgUFJJVkFURSBLRVktLS0tLQpGQUtFZmFrZUZBS0VmYWtl",),
+        # A whole block, as kubectl writes it: the END line is encoded too.
+        (b64("-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA" + fake(48) + "\n" + fake(64) + "\n"
+             + fake(40) + "==\n-----END RSA PRIVATE KEY-----\n"),),
         ("LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCkZBS0U=",), left=ALNUM, check=_b64_private_key,
         rule_sets=(),
     ),
