@@ -8,10 +8,13 @@ from __future__ import annotations
 from .token_format import (
     ALNUM,
     END,
+    URLSAFE,
     UUID,
     WORD_DASH,
     WORD_DOT,
     TokenFormat,
+    b64,
+    crc32,
     fake,
     generated,
     rule_set_source,
@@ -29,7 +32,7 @@ RULE_SET_FORMATS: tuple[TokenFormat, ...] = (
     TokenFormat(
         "telegram-bot-token", "Telegram (bot token)", "", "[0-9]{5,16}:A[A-Za-z0-9_-]{34}" + END,
         "https://core.telegram.org/bots/api#authorizing-your-bot",
-        ("123456789:AA" + fake(33, "FAKE-fake_0123456789"),),
+        ("7123456789:AA" + fake(33, URLSAFE),),
         ("123456789:AAshort", "1712345678:Authentication_failed_for_user_x", "12:AA" + fake(33)),
         anchor=":A", check=lambda v: generated(v.split(":", 1)[1]),
         rule_sets=("gitleaks:telegram-bot-api-token", "trufflehog:telegrambottoken",
@@ -79,7 +82,7 @@ RULE_SET_FORMATS: tuple[TokenFormat, ...] = (
         rule_set_source("trufflehog:microsoftteamswebhook"),
         ("environment.api.powerplatform.com:443/powerautomate/automations/direct/workflows/"
          "3f9a1c7e5b2d4086a1c3e5f7b9d20468/triggers/manual/paths/invoke?api-version=1&sp=%2Ftriggers"
-         "&sv=1.0&sig=" + fake(43, "FAKE-fake_0123456789"),),
+         "&sv=1.0&sig=" + fake(43, URLSAFE),),
         ("environment.api.powerplatform.com/powerautomate/automations/direct/workflows/"
          "0123456789abcdef0123456789abcdef/triggers/manual/paths/invoke?api-version=1",),
         head="(?::[0-9]+)?/powerautomate/automations/direct/workflows/[a-f0-9]{32}/triggers/manual/paths/invoke\\?",
@@ -104,7 +107,7 @@ RULE_SET_FORMATS: tuple[TokenFormat, ...] = (
             "azure-refresh-token", "Microsoft Entra ID (refresh token)", prefix,
             "[A-Za-z0-9_-]{50,}(?:\\.[0-9])?\\.Ag[A-Za-z0-9_-]{250,}(?:\\.A[A-Za-z0-9_-]{200,})?",
             rule_set_source("trufflehog:azure_entra"),
-            (prefix + fake(60, "FAKE-fake_0123456789") + ".Ag" + fake(260, "FAKE-fake_0123456789"),),
+            (prefix + fake(60, URLSAFE) + ".Ag" + fake(260, URLSAFE),),
             (prefix + "ppendix", prefix + fake(60)), left=WORD_DOT, rule_sets=("trufflehog:azure_entra",),
         )
         for prefix in ("0.A", "1.A")
@@ -126,7 +129,8 @@ RULE_SET_FORMATS: tuple[TokenFormat, ...] = (
         TokenFormat(
             "cloudflare-token", "Cloudflare (API token, global API key)", prefix,
             "[A-Za-z0-9]{40}[a-f0-9]{8}" + END, rule_set_source(rule),
-            (prefix + fake(40) + "0123abcd",), (prefix + "short", prefix + fake(40)),
+            # 40 and the CRC32 of those 40 in hex.
+            (prefix + fake(40) + crc32(fake(40)).lower(),), (prefix + "short", prefix + fake(40)),
             rule_sets=(rule,),
         )
         for prefix, rule in (("cfut_", "trufflehog:cloudflareapitoken"),
@@ -143,14 +147,14 @@ RULE_SET_FORMATS: tuple[TokenFormat, ...] = (
     TokenFormat(
         "yandex-key", "Yandex Cloud (API key)", "AQVN", "[A-Za-z0-9_-]{35,38}" + END,
         rule_set_source("gitleaks:yandex-api-key"),
-        ("AQVN" + fake(36, "FAKE-fake_0123456789"),), ("AQVNshort",), left=ALNUM,
+        ("AQVN" + fake(36, URLSAFE),), ("AQVNshort",), left=ALNUM,
         rule_sets=("gitleaks:yandex-api-key",),
     ),
     TokenFormat(
         "onepassword-secret-key", "1Password (account Secret Key)", "A3-",
         "[A-Z0-9]{6}-(?:[A-Z0-9]{11}|[A-Z0-9]{6}-[A-Z0-9]{5})-[A-Z0-9]{5}-[A-Z0-9]{5}-[A-Z0-9]{5}(?![A-Za-z0-9])",
         rule_set_source("gitleaks:1password-secret-key"),
-        ("A3-FAKE01-FAKE0123456-FAKE0-FAKE1-FAKE2", "A3-FAKE01-FAKE01-FAKE0-FAKE1-FAKE2-FAKE3"),
+        ("A3-FAKE01-FAKE01-FAKE0-FAKE1-FAKE2-FAKE3", "A3-FAKE01-FAKE0123456-FAKE0-FAKE1-FAKE2"),
         ("A3-PAPER", "A3-FAKE01-FAKE0"), rule_sets=("gitleaks:1password-secret-key",),
     ),
     *(
@@ -159,7 +163,7 @@ RULE_SET_FORMATS: tuple[TokenFormat, ...] = (
             "[A-Za-z0-9]{5,30}\\.[A-Za-z0-9]{4,6}\\.acc[_-][A-Za-z0-9-]{10,32}\\.[A-Za-z0-9+/_=-]{30,120}"
             "(?![A-Za-z0-9+/_=-])",
             rule_set_source("gitleaks:authress-service-client-access-key"),
-            (prefix + "fake01.fa4e.acc_fake0123456789." + fake(40),), (prefix + "fake01.fa4e",),
+            (prefix + "fake01.fa4e.acc_fake0123456789.MC4CAQAwBQYDK2VwBCIEI" + fake(43),), (prefix + "fake01.fa4e",),
             rule_sets=("gitleaks:authress-service-client-access-key",),
         )
         for prefix in ("sc_", "ext_", "scauth_", "authress_")
@@ -174,20 +178,21 @@ RULE_SET_FORMATS: tuple[TokenFormat, ...] = (
     TokenFormat(
         "bitbucket-token", "Bitbucket (app password)", "ATBB", "[A-Za-z0-9_=.-]{28,}",
         rule_set_source("trufflehog:bitbucketapppassword"),
-        ("ATBB" + fake(32),), ("ATBBshort",), left=ALNUM, check=lambda v: generated(v[4:]),
+        ("ATBB" + fake(24) + crc32("ATBB" + fake(24)),), ("ATBBshort",), left=ALNUM, check=lambda v: generated(v[4:]),
         rule_sets=("trufflehog:bitbucketapppassword",),
     ),
     TokenFormat(
         "bitbucket-token", "Bitbucket Data Center (HTTP access token)", "BBDC-",
         "[A-Za-z0-9+/@_-]{40,50}(?![A-Za-z0-9+/@_-])",
         rule_set_source("trufflehog:atlassiandatacenter"),
-        ("BBDC-" + fake(44),), ("BBDC-short",), left=ALNUM,
+        # base64 of `<id>:<20 random bytes>`
+        ("BBDC-" + b64(b"210987654321:" + bytes(range(1, 256, 13))),), ("BBDC-short",), left=ALNUM,
         rule_sets=("trufflehog:atlassiandatacenter",),
     ),
     TokenFormat(
         "atlassian-token", "Atlassian (Confluence/Jira API token, newer)", "ATCTT3",
         "[A-Za-z0-9_=+/-]{100,}", rule_set_source("trufflehog:atlassian"),
-        ("ATCTT3xFfG" + fake(170, "FAKE-fake_0123456789") + "=0123ABCD",), ("ATCTT3short",),
+        ("ATCTT3xFfGN0" + fake(171, URLSAFE) + "=" + crc32("ATCTT3xFfGN0" + fake(171, URLSAFE) + "="),), ("ATCTT3short",),
         left=ALNUM, rule_sets=("trufflehog:atlassian",),
     ),
     TokenFormat(
@@ -199,7 +204,7 @@ RULE_SET_FORMATS: tuple[TokenFormat, ...] = (
     TokenFormat(
         "clojars-token", "Clojars", "CLOJARS_", "[A-Za-z0-9]{60}" + END,
         rule_set_source("gitleaks:clojars-api-token"),
-        ("CLOJARS_" + fake(60),), ("CLOJARS_USERNAME", "CLOJARS_" + fake(30)),
+        ("CLOJARS_" + fake(60, "0123456789abcdef"),), ("CLOJARS_USERNAME", "CLOJARS_" + fake(30)),
         rule_sets=("gitleaks:clojars-api-token",),
     ),
     TokenFormat(
@@ -229,7 +234,7 @@ RULE_SET_FORMATS: tuple[TokenFormat, ...] = (
     TokenFormat(
         "scalingo-token", "Scalingo", "tk-us-", "[A-Za-z0-9_-]{48}" + END,
         rule_set_source("gitleaks:scalingo-api-token"),
-        ("tk-us-" + fake(48, "FAKE-fake_0123456789"),), ("tk-us-short", "tk-us-east-1"), left=WORD_DASH,
+        ("tk-us-" + fake(48, URLSAFE),), ("tk-us-short", "tk-us-east-1"), left=WORD_DASH,
         rule_sets=("gitleaks:scalingo-api-token",),
     ),
     TokenFormat(
@@ -315,7 +320,7 @@ RULE_SET_FORMATS: tuple[TokenFormat, ...] = (
     TokenFormat(
         "mailgun-key", "Mailgun (private API key)", "key-", "[a-z0-9]{32}" + END,
         rule_set_source("trufflehog:mailgun"),
-        ("key-" + fake(32, "fake0123456789"),), ("key-value-store-for-the-cluster", "key-" + "a" * 32),
+        ("key-" + "fa4e0123456789ab" * 2,), ("key-value-store-for-the-cluster", "key-" + "a" * 32),
         left=WORD_DASH, check=lambda v: any(c.isdigit() for c in v[4:]) and any(c.isalpha() for c in v[4:]),
         rule_sets=("gitleaks:mailgun-private-api-token", "trufflehog:mailgun"),
     ),
@@ -348,20 +353,20 @@ RULE_SET_FORMATS: tuple[TokenFormat, ...] = (
     TokenFormat(
         "typeform-token", "Typeform (personal access token)", "tfp_", "[A-Za-z0-9_=.-]{40,59}(?![A-Za-z0-9_=.-])",
         rule_set_source("trufflehog:typeform"),
-        ("tfp_" + fake(44),), ("tfp_short",), check=lambda v: generated(v[4:]),
+        ("tfp_" + fake(44) + "_" + fake(14),), ("tfp_short",), check=lambda v: generated(v[4:]),
         rule_sets=("gitleaks:typeform-api-token", "trufflehog:typeform"),
     ),
     TokenFormat(
         "contentful-token", "Contentful (personal access token)", "CFPAT-", "[A-Za-z0-9_-]{43}" + END,
         rule_set_source("trufflehog:contentfulpersonalaccesstoken"),
-        ("CFPAT-" + fake(43, "FAKE-fake_0123456789"),), ("CFPAT-short",), left=WORD_DASH,
+        ("CFPAT-" + fake(43, URLSAFE),), ("CFPAT-short",), left=WORD_DASH,
         rule_sets=("trufflehog:contentfulpersonalaccesstoken",),
     ),
     *(
         TokenFormat(
             "figma-token", "Figma (personal access token)", prefix, "[A-Za-z0-9_=-]{40,54}(?![A-Za-z0-9_=-])",
             rule_set_source("trufflehog:figmapersonalaccesstoken"),
-            (prefix + fake(40, "FAKE-fake_0123456789"),), (prefix + "short",),
+            (prefix + fake(40, URLSAFE),), (prefix + "short",),
             rule_sets=("trufflehog:figmapersonalaccesstoken",),
         )
         for prefix in ("figd_", "figp_")
@@ -383,7 +388,7 @@ RULE_SET_FORMATS: tuple[TokenFormat, ...] = (
         "defined-networking-key", "Defined Networking (API key)", "dnkey-",
         "[A-Za-z0-9_=-]{26}-[A-Za-z0-9_=-]{52}" + END,
         rule_set_source("gitleaks:defined-networking-api-token"),
-        ("dnkey-" + fake(26) + "-" + fake(52),), ("dnkey-short",), left=WORD_DASH,
+        ("dnkey-" + fake(26, "FAKE234567") + "-" + fake(52, "FAKE234567"),), ("dnkey-short",), left=WORD_DASH,
         rule_sets=("gitleaks:defined-networking-api-token",),
     ),
     TokenFormat(
@@ -395,7 +400,7 @@ RULE_SET_FORMATS: tuple[TokenFormat, ...] = (
     TokenFormat(
         "newrelic-key", "New Relic (Insights insert, query key)", "NRI", "[IQ]-[A-Za-z0-9_-]{25,32}" + END,
         rule_set_source("trufflehog:newrelicinsightsinsertkey"),
-        ("NRII-" + fake(32, "FAKE-fake_0123456789"), "NRIQ-" + fake(25)), ("NRII-short",),
+        ("NRII-" + fake(32, URLSAFE), "NRIQ-" + fake(25)), ("NRII-short",),
         left=WORD_DASH,
         rule_sets=("gitleaks:new-relic-insert-key", "trufflehog:newrelicinsightsinsertkey",
                    "trufflehog:newrelicinsightsquerykey"),
@@ -418,7 +423,7 @@ RULE_SET_FORMATS: tuple[TokenFormat, ...] = (
     ),
     TokenFormat(
         "square-token", "Square (access token)", "EAAA", "[A-Za-z0-9_-]{22,60}(?![A-Za-z0-9_+/=-])",
-        rule_set_source("gitleaks:square-access-token"), ("EAAA" + fake(60, "FAKE-fake_0123456789"),),
+        rule_set_source("gitleaks:square-access-token"), ("EAAA" + fake(60, URLSAFE),),
         ("EAAAshort",), left=ALNUM | frozenset("+/"),
         rule_sets=("gitleaks:square-access-token", "trufflehog:square"),
     ),
@@ -452,13 +457,13 @@ RULE_SET_FORMATS: tuple[TokenFormat, ...] = (
     TokenFormat(
         "duffel-token", "Duffel", "duffel_", "(?:test|live)_[A-Za-z0-9_=-]{43}" + END,
         rule_set_source("gitleaks:duffel-api-token"),
-        ("duffel_test_" + fake(43, "FAKE-fake_0123456789"),), ("duffel_test_short",),
+        ("duffel_test_" + fake(43, URLSAFE),), ("duffel_test_short",),
         rule_sets=("gitleaks:duffel-api-token",),
     ),
     TokenFormat(
         "gocardless-token", "GoCardless (live access token)", "live_", "[A-Za-z0-9_=-]{40}" + END,
         rule_set_source("trufflehog:gocardless"),
-        ("live_" + fake(40, "FAKE-fake_0123456789"),), ("live_migration_enabled_for_this_cluster1",),
+        ("live_" + fake(40, URLSAFE),), ("live_migration_enabled_for_this_cluster1",),
         check=lambda v: generated(v[5:]),
         rule_sets=("gitleaks:gocardless-api-token", "trufflehog:gocardless"),
     ),
@@ -502,7 +507,7 @@ RULE_SET_FORMATS: tuple[TokenFormat, ...] = (
     ),
     TokenFormat(
         "flexport-key", "Flexport", "shltm_", "[A-Za-z0-9_-]{40}" + END, rule_set_source("trufflehog:flexport"),
-        ("shltm_" + fake(40, "FAKE-fake_0123456789"),), ("shltm_short",), rule_sets=("trufflehog:flexport",),
+        ("shltm_" + fake(40, URLSAFE),), ("shltm_short",), rule_sets=("trufflehog:flexport",),
     ),
     TokenFormat(
         "bannerbear-key", "Bannerbear (project, master key)", "bb_", "(?:pr|ma)_[a-f0-9]{30}" + END,

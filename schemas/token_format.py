@@ -4,6 +4,8 @@ public rule sets a row may cite, and the made-up bodies of the examples."""
 
 from __future__ import annotations
 
+import base64
+import binascii
 import re
 import string
 from collections.abc import Callable
@@ -92,6 +94,26 @@ BECH32 = "[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]"
 def fake(n: int, alphabet: str = "FAKEfake0123456789") -> str:
     """An obviously made-up body of exactly n characters from `alphabet`, for the examples."""
     return (alphabet * (n // len(alphabet) + 1))[:n]
+
+
+# For bodies of the base64url alphabet: every run between a `-` and a `_` holds capitals, small
+# letters and digits, as a random token's runs do (`FAKE-fake_` would give runs of one class).
+URLSAFE = "FAKEfake0123456789-FAKEfake0123456789_"
+
+
+def crc32(text: str) -> str:
+    """The CRC32 of an example's payload in 8 capital hex digits: Atlassian's and Cloudflare's
+    newer tokens end in it (CredSweeper's ValueAtlassianTokenCheck and ValueCloudFlareCheck
+    drop a value without it)."""
+    return f"{binascii.crc32(text.encode()):08X}"
+
+
+def b64(text: str | bytes, *, urlsafe: bool = False) -> str:
+    """Base64 of an example's encoded part (a token that is base64 of JSON or of a macaroon),
+    unpadded."""
+    raw = text.encode() if isinstance(text, str) else text
+    out = base64.urlsafe_b64encode(raw) if urlsafe else base64.b64encode(raw)
+    return out.decode().rstrip("=")
 
 
 UUID = "[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
