@@ -183,9 +183,27 @@ def _named(fmt: TokenFormat, example: str, fixed: int) -> set[int]:
     return named
 
 
+# Parts every real token of a platform carries that the catalogue's regex lets vary (it
+# matches looser than the platforms issue): kept, so that a scanner that requires them sees
+# them. OpenAI's `T3BlbkFJ` (base64 "OpenAI", in gitleaks' openai-api-key) and Groq's
+# `WGdyb3FY` ("Groq"), Entra ID client secrets' `8Q~`, Telegram bot tokens' `:AA`,
+# Atlassian's `xFfGF0`/`xFfGN0` after ATATT3/ATCTT3, Sentry's `sntrys_`/`sntryu_`.
+_MARKERS = ("T3BlbkFJ", "WGdyb3FY", "8Q~", ":AA", "xFfGF0", "xFfGN0", "sntrys_", "sntryu_")
+
+
+def _markers(example: str) -> set[int]:
+    return {
+        i
+        for marker in _MARKERS
+        for m in re.finditer(re.escape(marker), example)
+        for i in range(m.start(), m.end())
+    }
+
+
 def _shaped_once(fmt: TokenFormat, example: str, rng: random.Random) -> str:
     fixed = _fixed(fmt, example)
-    chars, done = list(example), set(range(fixed)) | _named(fmt, example, fixed)
+    chars = list(example)
+    done = set(range(fixed)) | _named(fmt, example, fixed) | _markers(example)
     # Base64 of text is rebuilt as text (a JWT's JSON parts, a docker config), the bytes the
     # prefix encodes kept, so that a scanner that decodes still finds JSON or a PEM header.
     for m, offset, plain in _texts(example):
