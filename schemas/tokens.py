@@ -10,10 +10,10 @@ public rule set's where the platform states none), the public rule sets that hol
 (docs/token-formats.md counts them and lists what the table leaves out), and examples made up
 for the tests (true positives, and near misses that must stay); none was ever a credential.
 
-A format is a literal `prefix` and a regex `body` after it. The scanner groups formats by the
-first character of their prefix, so `re` finds candidates with its fast literal scan (an
-alternation without a literal start would be tried at every position), and checks the
-character before each match in Python (a leading look-behind costs the same as no literal).
+A format is a literal `prefix` and a regex `body` after it. One RE2 scan finds where any
+prefix starts (an automaton over every prefix at once: `re` would try each alternative at
+every position), the format's regex runs only there, and the character before each match is
+checked in Python (a leading look-behind costs the same as no literal).
 Where a platform states an exact length and its prefix is short or ordinary (`oy2`, `dapi`,
 `pul-`), the body has that length; where the prefix is distinctive (`glpat-`, `HRKU-`), the
 body has the documented minimum and no maximum, so that a longer generation still matches.
@@ -25,6 +25,8 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import AnyStr
+
+import re2
 
 from .formats_core import CORE
 from .formats_rule_sets import RULE_SET_FORMATS
@@ -49,28 +51,19 @@ class Found:
     format: TokenFormat
 
 
-# Prefixes are found by one of their characters, the first of these that a prefix holds (or
-# its own first character): each is uncommon in bundle text or shared by many prefixes, so
-# that a dozen scans find every prefix. A scan for a regex that starts with one literal
-# character runs at memchr-like speed; a regex that starts with a choice of characters, or an
-# `in` test per prefix, costs as much as all the scans together.
-SEARCH_CHARS = "JK_AkxydGhla"
-
-
 class Scanner:
     """Every standalone format of the catalogue over a text.
 
     Formats whose prefixes share a first character form a family, matched as one alternation
     from left to right: at a position the first format that matches wins, and the next match
     starts after it, as `finditer` would. The alternation is only tried where one of the
-    family's prefixes starts; those positions are found by one scan per search character
-    (SEARCH_CHARS), whose look-arounds check each prefix in the same pass.
+    family's prefixes starts; one RE2 scan of every prefix finds those positions, in the text
+    as ASCII (a `?` for any other character, so that offsets stay those of the text).
     """
 
     def __init__(self, formats: tuple[TokenFormat, ...], *, binary: bool = False) -> None:
         self.binary = binary
         families: dict[str, list[tuple[str, str]]] = {}
-        by_char: dict[str, list[tuple[str, int]]] = {}
         self._anchored: list[tuple[AnyStr, re.Pattern[AnyStr], TokenFormat]] = []
         self._formats: dict[str, TokenFormat] = {}
         self._heads: dict[str, re.Pattern[str]] = {}
@@ -82,10 +75,6 @@ class Scanner:
             if fmt.prefix:
                 rest = re.escape(fmt.prefix[1:]) + fmt.head + fmt.body
                 families.setdefault(fmt.prefix[0], []).append((name, rest))
-                char = next((c for c in SEARCH_CHARS if c in fmt.prefix), fmt.prefix[0])
-                offset = fmt.prefix.index(char)
-                if (fmt.prefix, offset) not in by_char.setdefault(char, []):
-                    by_char[char].append((fmt.prefix, offset))
             else:
                 anchor = fmt.anchor.encode() if binary else fmt.anchor
                 self._anchored.append((anchor, self._compile(fmt.regex), fmt))
@@ -95,19 +84,11 @@ class Scanner:
             )
             for first, alts in families.items()
         }
-        self._searches = [
-            (
-                self._compile(re.escape(char) + "(?:" + _around(found) + ")"),
-                [(self._literal(prefix), offset) for prefix, offset in found],
-            )
-            for char, found in by_char.items()
-        ]
+        prefixes = sorted({f.prefix for f in formats if f.prefix}, key=len, reverse=True)
+        self._prefixes = re2.compile(b"|".join(re.escape(p).encode() for p in prefixes))
 
     def _compile(self, regex: str) -> re.Pattern:
         return re.compile(regex.encode() if self.binary else regex)
-
-    def _literal(self, prefix: str) -> AnyStr:
-        return prefix.encode() if self.binary else prefix
 
     def find(self, text: AnyStr) -> Iterator[Found]:
         starts = self._starts(text)
@@ -131,16 +112,18 @@ class Scanner:
                         yield found
 
     def _starts(self, text: AnyStr) -> dict[str, list[int]]:
-        """Sorted offsets where a prefix starts, per family (the prefix's first character)."""
-        starts: dict[str, set[int]] = {}
-        for search, prefixes in self._searches:
-            for m in search.finditer(text):
-                at = m.start()
-                for prefix, offset in prefixes:
-                    if at >= offset and text.startswith(prefix, at - offset):
-                        first = chr(prefix[0]) if self.binary else prefix[0]
-                        starts.setdefault(first, set()).add(at - offset)
-        return {first: sorted(found) for first, found in starts.items()}
+        """Offsets where a prefix starts, in order, per family (the prefix's first character).
+        Each search resumes one character after the last start: a prefix may start inside
+        another (`eyJ` in `ops_eyJ`)."""
+        data = text if isinstance(text, bytes) else text.encode("ascii", "replace")
+        starts: dict[str, list[int]] = {}
+        search = self._prefixes.search
+        m = search(data)
+        while m is not None:
+            at = m.start()
+            starts.setdefault(chr(data[at]), []).append(at)
+            m = search(data, at + 1)
+        return starts
 
     def _accept(
         self, text: AnyStr, start: int, end: int, fmt: TokenFormat, name: str
@@ -157,28 +140,6 @@ class Scanner:
         if head is not None:
             start = head.match(text, start).end()
         return Found(start, end, fmt)
-
-
-def _around(found: list[tuple[str, int]]) -> str:
-    """Look-arounds that hold where one of `found` (prefix, offset of its search character)
-    has its search character. Prefixes with nothing before that character share one
-    look-ahead, which `re` rejects by its first character; the others are grouped by the
-    character right before it, so that where the search character is common (`_`) one
-    look-behind per group, not per prefix, turns most positions down."""
-    ahead = [re.escape(p[1:]) for p, offset in found if offset == 0 and len(p) > 1]
-    around = [f"(?={'|'.join(ahead)})"] if ahead else []
-    groups: dict[str, list[str]] = {}
-    for prefix, offset in found:
-        before, after = re.escape(prefix[: offset + 1]), re.escape(prefix[offset + 1 :])
-        if offset:
-            check = f"(?<={before})" + (f"(?={after})" if after else "")
-            groups.setdefault(prefix[offset - 1 : offset + 1], []).append(check)
-        elif len(prefix) == 1:
-            around.append("")
-    for pair, checks in groups.items():
-        one = len(checks) == 1
-        around.append(checks[0] if one else f"(?<={re.escape(pair)})(?:{'|'.join(checks)})")
-    return "|".join(around)
 
 
 def left_free(text: AnyStr, start: int, chars: frozenset[str]) -> bool:

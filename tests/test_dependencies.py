@@ -36,6 +36,8 @@ EXTRAS = {
     # Imported by the collector beside the kubernetes client, which depends on both.
     "urllib3",
     "websocket-client",
+    # schemas/tokens.py finds every token format's prefix in one scan.
+    "google-re2",
 }
 # Import name -> distribution; None for a module of the standard library not listed in
 # sys.stdlib_module_names of older Pythons.
@@ -47,6 +49,7 @@ DISTRIBUTION = {
     "jsonschema": "jsonschema",
     "kubernetes": "kubernetes",
     "markupsafe": "markupsafe",
+    "re2": "google-re2",
     "rich": "rich",
     "urllib3": "urllib3",
     "websocket": "websocket-client",
