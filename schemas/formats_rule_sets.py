@@ -60,6 +60,11 @@ RULE_SET_FORMATS: tuple[TokenFormat, ...] = (
         ("sqco_" + fake(59),), ("sqco_short", "sqco_" + fake(58)),
         rule_sets=("trufflehog:sonarcloud",),
     ),
+    TokenFormat(
+        "endorlabs-key", "Endor Labs (API key, secret)", "endr+", "[A-Za-z0-9-]{16}" + END,
+        rule_set_source("trufflehog:endorlabs"),
+        ("endr+" + fake(16),), ("endr+short", "endr+" + fake(17)), rule_sets=("trufflehog:endorlabs",),
+    ),
     # Webhook URLs whose secret is in the path or the query
     TokenFormat(
         "tines-webhook", "Tines (webhook URL)", "tines.com/webhook/", "[a-z0-9]{32}/[a-z0-9]{32}(?![a-z0-9])",
@@ -173,6 +178,25 @@ RULE_SET_FORMATS: tuple[TokenFormat, ...] = (
         rule_set_source("trufflehog:salesforcerefreshtoken"),
         ("5AEP861" + fake(90),), ("5AEP861short",), left=ALNUM,
         rule_sets=("trufflehog:salesforcerefreshtoken",),
+    ),
+    # `ico-` is also a file's extension and a dash (`favicon.ico-<hash>`): not after a dot.
+    TokenFormat(
+        "infracost-key", "Infracost (API key)", "ico-", "[A-Za-z0-9]{32}" + END,
+        rule_set_source("gitleaks:infracost-api-token"),
+        ("ico-" + fake(32),), ("ico-short", "favicon.ico-" + "fa4e0123456789ab" * 2), left=WORD_DOT,
+        rule_sets=("gitleaks:infracost-api-token",),
+    ),
+    TokenFormat(
+        "adobe-secret", "Adobe (OAuth client secret)", "p8e-", "[A-Za-z0-9]{32}" + END,
+        rule_set_source("gitleaks:adobe-client-secret"),
+        ("p8e-" + fake(32),), ("p8e-short", "p8e-" + fake(33)), rule_sets=("gitleaks:adobe-client-secret",),
+    ),
+    # The secret (`s-`); the client's uid (`u-s4t2ud-`) names the application.
+    TokenFormat(
+        "intra42-secret", "42 Intra (client secret)", "s-s4t2", "(?:ud|af)-[a-fA-F0-9]{64}" + END,
+        rule_set_source("gitleaks:intra42-client-secret"),
+        ("s-s4t2ud-" + "fa4e0123456789ab" * 4,), ("s-s4t2ud-short", "u-s4t2ud-" + "fa4e0123456789ab" * 4), left=WORD_DASH,
+        rule_sets=("gitleaks:intra42-client-secret", "trufflehog:intra42"),
     ),
     # Code hosting, CI and package registries
     TokenFormat(
@@ -316,6 +340,14 @@ RULE_SET_FORMATS: tuple[TokenFormat, ...] = (
         ("phx_" + fake(43),), ("phx_short",), check=lambda v: generated(v[4:]),
         rule_sets=("trufflehog:posthog",),
     ),
+    # `VF.` is ordinary text; the body is exact: 24 hex digits, a dot and 16 letters and digits.
+    TokenFormat(
+        "voiceflow-key", "Voiceflow (API key)", "VF.", "(?:(?:DM|WS)\\.)?[a-fA-F0-9]{24}\\.[A-Za-z0-9]{16}" + END,
+        rule_set_source("trufflehog:voiceflow"),
+        ("VF.DM." + "fa4e0123456789ab01234567" + "." + fake(16),),
+        ("VF.DM.short", "VF." + "fa4e0123456789ab01234567" + "." + fake(15)), left=WORD_DOT,
+        rule_sets=("trufflehog:voiceflow",),
+    ),
     # Mail, messaging and notes
     TokenFormat(
         "mailgun-key", "Mailgun (private API key)", "key-", "[a-z0-9]{32}" + END,
@@ -372,6 +404,27 @@ RULE_SET_FORMATS: tuple[TokenFormat, ...] = (
         for prefix in ("figd_", "figp_")
     ),
     TokenFormat(
+        "frameio-token", "Frame.io (developer token)", "fio-u-", "[A-Za-z0-9_=-]{64}(?![A-Za-z0-9_=-])",
+        rule_set_source("gitleaks:frameio-api-token"),
+        ("fio-u-" + fake(64, URLSAFE),), ("fio-u-short", "fio-u-" + fake(65, URLSAFE)), left=WORD_DASH,
+        rule_sets=("gitleaks:frameio-api-token", "trufflehog:frameio"),
+    ),
+    # `na1.` is a region's host name; the body is exact: 100 base64 characters of all three
+    # classes, which no host name or word holds.
+    TokenFormat(
+        "fullstory-key", "FullStory (API key)", "na1.", "[A-Za-z0-9+/]{100}(?![A-Za-z0-9+/=_-])",
+        rule_set_source("trufflehog:fullstory"),
+        ("na1." + fake(100),), ("na1.fullstory.com", "na1." + fake(99)), left=WORD_DOT,
+        check=lambda v: all(any(test(c) for c in v[4:]) for test in (str.isupper, str.islower, str.isdigit)),
+        rule_sets=("trufflehog:fullstory",),
+    ),
+    # `NF-` is ordinary text (NF-kB, a part number): 32 letters and digits of a generated mix.
+    TokenFormat(
+        "nightfall-key", "Nightfall (API key)", "NF-", "[A-Za-z0-9]{32}" + END, rule_set_source("trufflehog:nightfall"),
+        ("NF-" + fake(32),), ("NF-kB", "NF-" + "A" * 32), left=WORD_DASH, check=lambda v: generated(v[3:]),
+        rule_sets=("trufflehog:nightfall",),
+    ),
+    TokenFormat(
         "airtable-token", "Airtable (personal access token)", "pat", "[A-Za-z0-9]{14}\\.[a-f0-9]{64}" + END,
         rule_set_source("gitleaks:airtable-personnal-access-token"),
         ("pat" + fake(14) + "." + "fa4e0123456789ab" * 4,), ("patchesStrategic.merge", "pattern.0123"),
@@ -426,6 +479,13 @@ RULE_SET_FORMATS: tuple[TokenFormat, ...] = (
         rule_set_source("gitleaks:square-access-token"), ("EAAA" + fake(60, URLSAFE),),
         ("EAAAshort",), left=ALNUM | frozenset("+/"),
         rule_sets=("gitleaks:square-access-token", "trufflehog:square"),
+    ),
+    # The application secret (`sq0csp-`, `sandbox-sq0csb-`); its id (`sq0idp-`) is public.
+    TokenFormat(
+        "square-secret", "Square (OAuth application secret)", "sq0c", "[a-z]{2}-[A-Za-z0-9_-]{40,50}" + END,
+        rule_set_source("trufflehog:squareapp"),
+        ("sq0csp-" + fake(43, URLSAFE),), ("sq0csp-short", "sq0idp-" + fake(43, URLSAFE)),
+        rule_sets=("trufflehog:squareapp", "detect-secrets:square_oauth"),
     ),
     *(
         TokenFormat(
@@ -518,6 +578,11 @@ RULE_SET_FORMATS: tuple[TokenFormat, ...] = (
         "adafruit-key", "Adafruit IO", "aio_", "[A-Za-z0-9]{28}" + END, rule_set_source("trufflehog:adafruitio"),
         ("aio_" + fake(28),), ("aio_short", "aio_" + "a" * 28), check=lambda v: generated(v[4:]),
         rule_sets=("trufflehog:adafruitio",),
+    ),
+    TokenFormat(
+        "ubidots-token", "Ubidots (API token)", "BBFF-", "[A-Za-z0-9]{30}" + END, rule_set_source("trufflehog:ubidots"),
+        ("BBFF-" + fake(30),), ("BBFF-short", "BBFF-" + fake(31)), left=WORD_DASH,
+        rule_sets=("trufflehog:ubidots",),
     ),
     TokenFormat(
         "settlemint-token", "SettleMint (application, personal, service token)", "sm_",
