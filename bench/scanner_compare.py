@@ -187,8 +187,11 @@ def _named(fmt: TokenFormat, example: str, fixed: int) -> set[int]:
 # matches looser than the platforms issue): kept, so that a scanner that requires them sees
 # them. OpenAI's `T3BlbkFJ` (base64 "OpenAI", in gitleaks' openai-api-key) and Groq's
 # `WGdyb3FY` ("Groq"), Entra ID client secrets' `8Q~`, Telegram bot tokens' `:AA`,
-# Atlassian's `xFfGF0`/`xFfGN0` after ATATT3/ATCTT3, Sentry's `sntrys_`/`sntryu_`.
-_MARKERS = ("T3BlbkFJ", "WGdyb3FY", "8Q~", ":AA", "xFfGF0", "xFfGN0", "sntrys_", "sntryu_")
+# Atlassian's `xFfGF0`/`xFfGN0` after ATATT3/ATCTT3, Sentry's `sntrys_`/`sntryu_`, Square's
+# application secrets' `sq0csp-`.
+_MARKERS = (
+    "T3BlbkFJ", "WGdyb3FY", "8Q~", ":AA", "xFfGF0", "xFfGN0", "sntrys_", "sntryu_", "sq0csp-"
+)  # fmt: skip
 
 
 def _markers(example: str) -> set[int]:
