@@ -32,7 +32,7 @@ from collector.bundle import dump_json
 from collector.redact import Redactor
 
 # The member path of `tf-collect redact DIR`: a bundle's .json by structure, a .yaml in place.
-from collector.redact.offline import _redact_member as redact_member
+from collector.redact.offline import redact_member
 
 SEED = 29
 REPEATS = 6  # random values per field and syntax

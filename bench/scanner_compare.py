@@ -9,9 +9,10 @@ Each case is a file of its own. Catalogue cases: every example of every standalo
 the catalogue (tf_support_schemas.tokens) rebuilt as a fresh value of the same shape from a
 seeded random source (no `fake`, `example`, `test`, `dummy`, `xxxx` or `1234` in it, nor in any
 text it encodes, since scanners skip those on purpose; a checksum where real tokens carry one
-that a scanner verifies; a PEM header gets a random key body), each in four contexts (a log line, an env line, a YAML value, a JSON
-field) under a name that says nothing. Held-out cases: the corpus of bench/redact_heldout.txt
-as written (the bench says how many of its secrets hold such a word; --show-misses lists them).
+that a scanner verifies; the markers every real token of a platform carries; a PEM header gets
+a random key body), each in four contexts (a log line, an env line, a YAML value, a JSON field)
+under a name that says nothing. Held-out cases: the corpus of bench/redact_heldout.txt as
+written (its values hold no such word either; the bench says so, or lists any that does).
 
 A scanner finds a case when it reports anything in the case's file (lenient: the line is
 enough, the exact span is not asked for); tf-collect finds it when every planted secret is gone

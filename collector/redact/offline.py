@@ -76,7 +76,7 @@ def redact_path(src: Path, out: Path, redactor: Redactor, *, workers: int = 1) -
     result = OfflineResult(output=out, kind=kind, bundle=False)
     if kind == "file":
         data = _read_file(src)
-        _write(out, lambda fh: fh.write(_redact_member(redactor, src.name, data, bundle=False)))
+        _write(out, lambda fh: fh.write(redact_member(redactor, src.name, data, bundle=False)))
         result.files = 1
     else:
         written = _redact_all(redactor, _read(src, kind, result), result, workers)
@@ -191,14 +191,14 @@ def _is_bundle(raw: bytes | None) -> bool:
 
 
 def _redact_bundle_member(redactor: Redactor, name: str, data: bytes) -> bytes:
-    return _redact_member(redactor, name, data, bundle=True)
+    return redact_member(redactor, name, data, bundle=True)
 
 
 def _redact_plain_member(redactor: Redactor, name: str, data: bytes) -> bytes:
-    return _redact_member(redactor, name, data, bundle=False)
+    return redact_member(redactor, name, data, bundle=False)
 
 
-def _redact_member(redactor: Redactor, name: str, data: bytes, *, bundle: bool) -> bytes:
+def redact_member(redactor: Redactor, name: str, data: bytes, *, bundle: bool) -> bytes:
     low = name.lower()
     if low.endswith(".json") and bundle:
         # A bundle's JSON members are what the collector wrote: redact them as it does.
