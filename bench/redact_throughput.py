@@ -755,13 +755,6 @@ def cli_run(src: Path, out: Path, workers: int) -> float:
     return time.perf_counter() - t0
 
 
-def cli_throughput(corpus: Corpus, workers: int = 1) -> tuple[float, float]:
-    """(MB, seconds) of `tf-collect redact DIR -o OUT` on the corpus written out as files."""
-    with tempfile.TemporaryDirectory() as tmp:
-        write_files(corpus, Path(tmp) / "in")
-        return corpus.size / 1e6, cli_run(Path(tmp) / "in", Path(tmp) / "out", workers)
-
-
 def sos_run(src: Path, tmp: Path, sos: str, workers: int) -> tuple[float, Path]:
     """(seconds, output directory) of `sos clean` on a copy of SRC (sos clean takes the
     directory it cleans away, so each run gets its own copy; copying is not timed)."""

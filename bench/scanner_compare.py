@@ -48,6 +48,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import redact_throughput as bench
 
+from tf_support_schemas.token_format import crc32
 from tf_support_schemas.tokens import PEM, STANDALONE, TokenFormat
 
 # Words that mark a value as a placeholder: scanners drop values holding them by design.
@@ -295,7 +296,7 @@ def _atlassian(value: str, rng: random.Random) -> str:
     """Atlassian API token: `ATATT3xFfGF0`, the payload, `=` and a CRC32 of all before it in
     hex (from the gitleaks and CredSweeper rules, not Atlassian's docs)."""
     head = "ATATT3xFfGF0" + value[12:-8]
-    return head + f"{binascii.crc32(head.encode()):08X}"
+    return head + crc32(head)
 
 
 _SEALS: dict[str, Callable[[str, random.Random], str]] = {
@@ -553,10 +554,7 @@ def main() -> None:
         root.mkdir()
         for i, case in enumerate(cases):
             (root / _case_name(i, case)).write_text(case.text)
-        for name, text in corpus.files.items():
-            path = big / name.replace("/", "_")
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text)
+        bench.write_files(corpus, big)
         for tool in _tools(args.scanner_bin):
             scratch = Path(tmp) / "out"
             _run(tool, root, scratch)

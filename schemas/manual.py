@@ -14,6 +14,8 @@ from typing import Any
 
 import yaml
 
+# The loader of every YAML file the package ships (the manual, rules, release data): libyaml's
+# where PyYAML was built with it.
 Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 

@@ -19,7 +19,7 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 import tf_support_schemas as schemas
 from k8s.types import BUILTIN_TYPES
-from tf_support_schemas.manual import Manual, load_manual
+from tf_support_schemas.manual import Loader, Manual, load_manual
 
 from ..errors import RuleLoadError
 from ..i18n import LANGS
@@ -27,7 +27,6 @@ from . import cel
 from .functions import FUNCTIONS
 from .known import KnownIssue
 
-Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 TEXT_FIELDS = ("title", "explanation", "fix")
 # Names every expression and template may use besides the rule's own.
 GLOBAL_NAMES = frozenset({"tf"})

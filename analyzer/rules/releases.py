@@ -13,12 +13,12 @@ import yaml
 
 import tf_support_schemas as schemas
 from k8s.semver import Version, parse
+from tf_support_schemas.manual import Loader
 
 from ..errors import RuleLoadError
 
 CHARTS_FILE = "_charts.yaml"
 RELEASES_FILE = "_releases.yaml"
-Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 @dataclass(frozen=True)

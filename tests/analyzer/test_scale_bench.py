@@ -6,27 +6,18 @@ measures it)."""
 
 from __future__ import annotations
 
-import importlib.util
 import re
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
-BENCH = Path(__file__).resolve().parents[2] / "bench" / "analyze_scale.py"
+import analyze_scale as bench
 
-
-def _bench() -> Any:
-    spec = importlib.util.spec_from_file_location("analyze_scale", BENCH)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+BENCH = Path(bench.__file__)
 
 
 def test_cloned_pods_are_individual() -> None:
-    bench = _bench()
     data = bench.generate(120, 6, 8, list(bench.DEFAULT_FAULTS))
     clones = [p for p in data.objects[("", "pods")] if p["metadata"]["name"].startswith("train-")]
     assert len(clones) >= 40
@@ -57,7 +48,7 @@ def test_the_bench_runs_at_a_tiny_size(tmp_path: Path) -> None:
     measured = r"^analyze 40 pods: [\d.]+ s \([\d.]+ s CPU\), peak RSS \d+ MB"
     assert re.search(measured, proc.stdout, re.M), proc.stdout
     assert "target peak RSS at most" in proc.stdout
-    found = _bench()._findings(tmp_path / "report-40.json")
+    found = bench._findings(tmp_path / "report-40.json")
     for rule in (
         "hypervisor-not-ready/crashloop-recreate",
         "image-pull/registry-unreachable",

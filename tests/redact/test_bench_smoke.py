@@ -4,27 +4,18 @@ as a user runs them, at a tiny size."""
 
 from __future__ import annotations
 
-import importlib.util
 import re
 import subprocess
 import sys
 from pathlib import Path
 
+import redact_throughput as bench
+import scanner_compare
+
 BENCHES = Path(__file__).resolve().parents[2] / "bench"
-BENCH = BENCHES / "redact_throughput.py"
-
-
-def _bench(path: Path = BENCH):
-    spec = importlib.util.spec_from_file_location(path.stem, path)
-    module = importlib.util.module_from_spec(spec)
-    assert spec.loader is not None
-    sys.modules[spec.name] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_tiny_corpus_full_recall_and_precision() -> None:
-    bench = _bench()
     corpus = bench.build_corpus(400_000, seed=3)
     assert corpus.size >= 400_000 and len({k for k, _ in corpus.secrets}) >= 15
     result = bench.run(corpus)
@@ -34,7 +25,6 @@ def test_tiny_corpus_full_recall_and_precision() -> None:
 
 
 def test_recall_per_kind_and_syntax_and_near_misses() -> None:
-    bench = _bench()
     recall = bench.syntax_recall()
     for tally in (recall.by_kind, recall.by_source, recall.by_syntax, recall.by_depth):
         assert tally.missed == []
@@ -47,10 +37,10 @@ def test_recall_per_kind_and_syntax_and_near_misses() -> None:
 
 
 def test_the_cli_measurement_runs() -> None:
-    bench = _bench()
     corpus = bench.build_corpus(200_000, seed=5)
-    mb, seconds = bench.cli_throughput(corpus)
-    assert mb >= 0.2 and seconds > 0
+    both = bench.side_by_side(corpus, workers=1, runs=1, sos=None)
+    assert both.tf_collect.mb >= 0.2 and both.tf_collect.seconds > 0
+    assert both.tf_collect.recall == 1.0 and both.sos_clean is None
 
 
 def _run(script: str, *args: str) -> str:
@@ -85,27 +75,26 @@ def test_the_scanner_comparison_values_are_of_their_format_and_not_placeholders(
     from collector.redact import Redactor
     from tf_support_schemas.tokens import PEM, STANDALONE
 
-    compare = _bench(BENCHES / "scanner_compare.py")
-    cases = compare.catalogue_cases()
-    assert len(cases) == sum(len(f.examples) for f in STANDALONE) * len(compare.CONTEXTS)
+    cases = scanner_compare.catalogue_cases()
+    assert len(cases) == sum(len(f.examples) for f in STANDALONE) * len(scanner_compare.CONTEXTS)
     examples = {e for f in STANDALONE for e in f.examples}
-    rng = compare.random.Random(1)
+    rng = scanner_compare.random.Random(1)
     for fmt in STANDALONE:
         if fmt is PEM:
             continue
         for example in fmt.examples:
-            value = compare.shaped_value(fmt, example, rng)
+            value = scanner_compare.shaped_value(fmt, example, rng)
             assert value not in examples and fmt.pattern.fullmatch(value), value
             assert fmt.check is None or fmt.check(value), value
             assert value.startswith(fmt.prefix), value
-            for text in (value, *compare.encoded_texts(value)):
-                assert compare.skipped_words(text) == [], text
+            for text in (value, *scanner_compare.encoded_texts(value)):
+                assert scanner_compare.skipped_words(text) == [], text
     docker = next(c for c in cases if c.kind == "docker-auth")
-    assert compare.encoded_texts(docker.secrets[0])[0].startswith('{"auths":{"')
+    assert scanner_compare.encoded_texts(docker.secrets[0])[0].startswith('{"auths":{"')
     redactor = Redactor(key=b"bench-key-0123456789abcdef")
     missed = []
     for i, case in enumerate(cases):
-        assert all(compare.skipped_words(s) == [] for s in case.secrets), case.label
+        assert all(scanner_compare.skipped_words(s) == [] for s in case.secrets), case.label
         out = redactor.redact_text(case.text, member=f"case{i:03d}{case.suffix}")
         missed += [f"{case.label}: {s}" for s in case.secrets if s in out]
     assert missed == []
@@ -114,8 +103,9 @@ def test_the_scanner_comparison_values_are_of_their_format_and_not_placeholders(
 def test_the_held_out_corpus_holds_no_word_a_scanner_skips() -> None:
     # The comparison is fair only on values other scanners read: no `fake`, `example`, `1234`
     # in a held-out secret, nor `example` hosts beside them.
-    compare = _bench(BENCHES / "scanner_compare.py")
-    heldout = compare.heldout_cases()
+    heldout = scanner_compare.heldout_cases()
     assert len(heldout) >= 70
-    assert [c.label for c in heldout if any(compare.skipped_words(s) for s in c.secrets)] == []
+    assert [
+        c.label for c in heldout if any(scanner_compare.skipped_words(s) for s in c.secrets)
+    ] == []
     assert "example" not in (BENCHES / "redact_heldout.txt").read_text().split("\n=== ", 1)[1]

@@ -8,14 +8,13 @@ import json
 import os
 
 import pytest
+import redact_throughput as bench
 import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from collector.redact import Redactor
 from collector.redact.escaped import decode
-
-from .test_syntaxes import bench
 
 KEY = b"escaped-test-key-0123456789abcdef"
 EXAMPLES = int(os.environ.get("TF_REDACT_EXAMPLES", "150"))

@@ -5,14 +5,10 @@ checksums and the names that only look sensitive, in every syntax a bundle holds
 from __future__ import annotations
 
 import json
-import sys
-from pathlib import Path
+
+import public_values as pv  # the bench's cases (bench/ is on the tests' path)
 
 from collector.redact import Redactor
-
-# The cases are the bench's: importable from bench/, as bench/scanner_compare.py does it.
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
-import public_values as pv
 
 KEY = b"public-values-test-key-012345678"
 HASH = "sha256:" + "3c" * 32

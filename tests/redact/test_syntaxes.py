@@ -4,13 +4,11 @@ bench/redact_throughput.py), and the forms a secret must never be read into stay
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import re
-import sys
-from pathlib import Path
 
 import pytest
+import redact_throughput as bench
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -18,20 +16,7 @@ from collector.redact import Redactor
 from collector.redact.spans import PLACEHOLDER
 
 KEY = b"syntax-test-key-0123456789abcdef!"
-BENCH = Path(__file__).resolve().parents[2] / "bench" / "redact_throughput.py"
 EXAMPLES = int(os.environ.get("TF_REDACT_EXAMPLES", "150"))
-
-
-def _bench():
-    spec = importlib.util.spec_from_file_location("redact_throughput", BENCH)
-    module = importlib.util.module_from_spec(spec)
-    assert spec.loader is not None
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-bench = _bench()
 SYNTAXES = sorted(bench.SYNTAXES)
 NAMES = st.sampled_from(
     [
